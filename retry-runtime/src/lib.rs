@@ -9,12 +9,19 @@
 mod backoff;
 mod classify;
 mod engine;
+#[cfg(feature = "http")]
+mod http_class;
 mod policy;
+#[cfg(feature = "reqwest")]
+mod reqwest_class;
+pub mod retry_after;
 mod run;
 
 pub use backoff::{Jitter, seed_jitter};
 pub use classify::{Classify, ErrorClass};
 pub use engine::{RetryEvent, StopReason};
+#[cfg(feature = "http")]
+pub use http_class::HttpError;
 pub use policy::{Policy, RetryOn};
 
 /// Not a stable API: the paths the generated code uses.

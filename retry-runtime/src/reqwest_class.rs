@@ -1,0 +1,100 @@
+//! `reqwest::Error` as a classified error (feature `reqwest`).
+use std::borrow::Cow;
+
+use crate::{Classify, ErrorClass, HttpError};
+
+/// Classifies a reqwest error by what went wrong, checked in this order:
+///
+/// | error | class | variant | why |
+/// |---|---|---|---|
+/// | [`is_timeout`](reqwest::Error::is_timeout) | `Transient` | `"Timeout"` | the next attempt may be faster |
+/// | has a [`status`](reqwest::Error::status) (from `error_for_status`) | the [`StatusCode` table](crate::Classify#impl-Classify-for-StatusCode) | `"Status503"`, … | the server's answer decides |
+/// | [`is_connect`](reqwest::Error::is_connect) (refused, DNS, TLS handshake) | `Transient` | `"Connect"` | the server may come back |
+/// | [`is_request`](reqwest::Error::is_request) (reset, closed while sending) | `Transient` | `"Request"` | a network blip |
+/// | [`is_body`](reqwest::Error::is_body) (body failed in transit) | `Transient` | `"Body"` | a network blip |
+/// | [`is_builder`](reqwest::Error::is_builder) (bad URL, bad header value) | `Invalid` | `"Builder"` | the request as built can never be sent; in an agent tool the URL usually came from the model, which can fix it |
+/// | [`is_redirect`](reqwest::Error::is_redirect) (loop, too many hops) | `Invalid` | `"Redirect"` | the same URL redirects the same way |
+/// | [`is_decode`](reqwest::Error::is_decode) (body not the expected format) | `Invalid` | `"Decode"` | the same request gets the same body |
+/// | [`is_upgrade`](reqwest::Error::is_upgrade) | `Invalid` | `"Upgrade"` | the server refuses the protocol |
+/// | anything else | `Transient` | `"Other"` | a kind reqwest adds later; bounded by `max` |
+///
+/// A `reqwest::Error` carries no headers, so [`retry_after`](Classify::retry_after)
+/// is `None`: to honour `Retry-After` and `x-should-retry`, turn the response
+/// into an [`HttpError`] before calling `error_for_status`:
+///
+/// ```no_run
+/// use tenacious_runtime::HttpError;
+///
+/// # async fn fetch(client: reqwest::Client) -> Result<String, Box<dyn std::error::Error>> {
+/// let response = client.get("https://example.com").send().await?;
+/// if !response.status().is_success() {
+///     return Err(HttpError::from(&response).into());
+/// }
+/// Ok(response.text().await?)
+/// # }
+/// ```
+impl Classify for reqwest::Error {
+    fn classify(&self) -> ErrorClass {
+        if self.is_timeout() {
+            ErrorClass::Transient
+        } else if let Some(status) = self.status() {
+            status.classify()
+        } else if self.is_builder() || self.is_redirect() || self.is_decode() || self.is_upgrade() {
+            ErrorClass::Invalid
+        } else {
+            // connect, request, body, and kinds reqwest may add
+            ErrorClass::Transient
+        }
+    }
+
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        let hint = if self.is_timeout() {
+            "the request timed out; trying again may succeed"
+        } else if let Some(status) = self.status() {
+            return status.hint();
+        } else if self.is_connect() {
+            "could not connect to the server; trying again may succeed"
+        } else if self.is_builder() {
+            "the request could not be built; check the URL and headers"
+        } else if self.is_redirect() {
+            "the server's redirects could not be followed; check the URL"
+        } else if self.is_decode() {
+            "the response body was not in the expected format"
+        } else {
+            return None;
+        };
+        Some(Cow::Borrowed(hint))
+    }
+
+    fn variant(&self) -> &'static str {
+        if self.is_timeout() {
+            "Timeout"
+        } else if let Some(status) = self.status() {
+            status.variant()
+        } else if self.is_connect() {
+            "Connect"
+        } else if self.is_request() {
+            "Request"
+        } else if self.is_body() {
+            "Body"
+        } else if self.is_builder() {
+            "Builder"
+        } else if self.is_redirect() {
+            "Redirect"
+        } else if self.is_decode() {
+            "Decode"
+        } else if self.is_upgrade() {
+            "Upgrade"
+        } else {
+            "Other"
+        }
+    }
+}
+
+/// Reads a reqwest response's status, `Retry-After`/`retry-after-ms` and
+/// `x-should-retry` (see [`HttpError::from_parts`]); the body is left alone.
+impl From<&reqwest::Response> for HttpError {
+    fn from(response: &reqwest::Response) -> Self {
+        Self::from_parts(response.status(), response.headers())
+    }
+}

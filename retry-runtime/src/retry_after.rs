@@ -1,0 +1,155 @@
+//! Parsing the server's "wait this long" headers: RFC 9110 `Retry-After` and
+//! the `retry-after-ms` extension some APIs send (OpenAI, Azure OpenAI).
+//!
+//! Header values come from the network, so every function here accepts any
+//! string and returns a defined result: `None` for a value it cannot read,
+//! never a panic, and a huge value saturates instead of overflowing. A
+//! saturated hint is far above any `max_retry_after`, so the retry layer stops
+//! at once instead of sleeping for ages.
+//!
+//! | input | [`parse`] | [`parse_ms`] |
+//! |---|---|---|
+//! | `"120"` (RFC 9110 delta-seconds, `1*DIGIT`) | `Some(120 s)` | `Some(120 ms)` |
+//! | `"0"`, `"000"` | `Some(ZERO)` | `Some(ZERO)` |
+//! | `"  7\t"` (surrounding spaces and tabs, the RFC's OWS) | `Some(7 s)` | `Some(7 ms)` |
+//! | `"18446744073709551616"` and longer digit runs | `Some(u64::MAX s)`, saturated | `Some(u64::MAX ms)`, saturated |
+//! | `"1.5"` | `None` (delta-seconds has no fraction) | `Some(1.5 ms)`; digits past the nanosecond round up |
+//! | `"5."`, `".5"` | `None` | `Some(5 ms)`, `Some(0.5 ms)` |
+//! | `"-1"`, `"+1"`, `"-0"` | `None` (signs are not digits) | `None` |
+//! | `""`, `"   "`, `"."` | `None` | `None` |
+//! | `"1 2"`, `"1e3"`, `"0x10"`, `"NaN"`, `"inf"`, `"١٢"` (non-ASCII digits) | `None` | `None` |
+//! | an HTTP-date after `now` (`"Wed, 21 Oct 2015 07:28:00 GMT"`) | `Some(date - now)` | `None` |
+//! | an HTTP-date at or before `now` | `Some(ZERO)`: retry now | `None` |
+//! | an HTTP-date in the obsolete RFC 850 or asctime form | read as above (RFC 9110 §5.6.7 asks recipients to accept them) | `None` |
+//! | a malformed date, a date before 1970 or after 9999 | `None` | `None` |
+//!
+//! A value this module cannot read is best ignored: the retry layer then
+//! falls back to its own backoff, which is what a client that does not
+//! understand the header would do anyway.
+//!
+//! ```
+//! use std::time::{Duration, SystemTime};
+//! use tenacious_runtime::retry_after;
+//!
+//! let now = SystemTime::now();
+//! assert_eq!(retry_after::parse("30", now), Some(Duration::from_secs(30)));
+//! assert_eq!(retry_after::parse("Thu, 01 Jan 1970 00:00:00 GMT", now), Some(Duration::ZERO));
+//! assert_eq!(retry_after::parse("soon", now), None);
+//! assert_eq!(retry_after::parse_ms("1500.5"), Some(Duration::from_micros(1_500_500)));
+//! ```
+use std::time::{Duration, SystemTime};
+
+/// Decimal places of a millisecond that a `Duration` can hold (nanoseconds).
+const FRACTION_DIGITS: usize = 6;
+
+/// Parses an RFC 9110 `Retry-After` value: delta-seconds or an HTTP-date.
+///
+/// `now` is the instant the response was received; an HTTP-date is turned
+/// into the time left until it, and a date already past gives
+/// `Some(Duration::ZERO)`. See the [module docs](self) for every case.
+///
+/// ```
+/// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+/// use tenacious_runtime::retry_after;
+///
+/// let now = UNIX_EPOCH + Duration::from_secs(1_445_412_470); // 07:27:50 GMT
+/// assert_eq!(
+///     retry_after::parse("Wed, 21 Oct 2015 07:28:00 GMT", now),
+///     Some(Duration::from_secs(10)),
+/// );
+/// assert_eq!(retry_after::parse(" 120 ", now), Some(Duration::from_secs(120)));
+/// assert_eq!(retry_after::parse("-5", now), None);
+/// ```
+#[must_use]
+pub fn parse(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = trim_ows(value);
+    if let Some(secs) = digits(value) {
+        return Some(Duration::from_secs(secs));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    // `Err` means the date is not after `now`: the server's wait is over.
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Parses a `retry-after-ms` value: a non-negative decimal number of
+/// milliseconds, such as `"1500"` or `"0.25"`.
+///
+/// No signs, exponents, `NaN` or `inf`; digits past the nanosecond round the
+/// result up so the wait is never shorter than the server asked. See the
+/// [module docs](self) for every case.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious_runtime::retry_after;
+///
+/// assert_eq!(retry_after::parse_ms("250"), Some(Duration::from_millis(250)));
+/// assert_eq!(retry_after::parse_ms("0.0000001"), Some(Duration::from_nanos(1)));
+/// assert_eq!(retry_after::parse_ms("-1"), None);
+/// ```
+#[must_use]
+pub fn parse_ms(value: &str) -> Option<Duration> {
+    let value = trim_ows(value);
+    let (whole, fraction) = match value.split_once('.') {
+        Some((whole, fraction)) => (whole, fraction),
+        None => (value, ""),
+    };
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    let millis = if whole.is_empty() { 0 } else { digits(whole)? };
+    if !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (kept, rest) = fraction.split_at(fraction.len().min(FRACTION_DIGITS));
+    let mut nanos = kept
+        .bytes()
+        .chain(std::iter::repeat(b'0'))
+        .take(FRACTION_DIGITS)
+        .fold(0u32, |acc, b| acc * 10 + u32::from(b - b'0'));
+    // Round up: a hint is a minimum wait, so truncating would undercut it.
+    if rest.bytes().any(|b| b != b'0') {
+        nanos += 1;
+    }
+    Some(Duration::from_millis(millis).saturating_add(Duration::from_nanos(u64::from(nanos))))
+}
+
+/// Reads the server's hint from response headers: `retry-after-ms` when it
+/// parses (it is the more precise of the two), else `Retry-After`.
+///
+/// A header that is absent, not visible ASCII or unreadable counts as absent;
+/// only the first value of a repeated header is read.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use http::HeaderMap;
+/// use tenacious_runtime::retry_after;
+///
+/// let mut headers = HeaderMap::new();
+/// headers.insert("retry-after", "2".parse().unwrap());
+/// assert_eq!(retry_after::from_headers(&headers, SystemTime::now()), Some(Duration::from_secs(2)));
+/// headers.insert("retry-after-ms", "1500".parse().unwrap());
+/// assert_eq!(retry_after::from_headers(&headers, SystemTime::now()), Some(Duration::from_millis(1500)));
+/// ```
+#[cfg(feature = "http")]
+#[must_use]
+pub fn from_headers(headers: &::http::HeaderMap, now: SystemTime) -> Option<Duration> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    text("retry-after-ms")
+        .and_then(parse_ms)
+        .or_else(|| text(::http::header::RETRY_AFTER.as_str()).and_then(|v| parse(v, now)))
+}
+
+/// Strips RFC 9110 optional whitespace (spaces and horizontal tabs) from both ends.
+fn trim_ows(value: &str) -> &str {
+    value.trim_matches([' ', '\t'])
+}
+
+/// Reads `1*DIGIT` (ASCII only), saturating at `u64::MAX`.
+fn digits(value: &str) -> Option<u64> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(value.bytes().fold(0u64, |acc, b| {
+        acc.saturating_mul(10).saturating_add(u64::from(b - b'0'))
+    }))
+}
