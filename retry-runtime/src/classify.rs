@@ -1,8 +1,23 @@
 //! Error classes and the `Classify` trait.
 use std::borrow::Cow;
+use std::fmt;
+use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What kind of failure an error is, and so what a retry layer does with it.
+///
+/// Only `Transient` and `RateLimited` can ever be retried (see
+/// [`RetryOn`](crate::RetryOn)); `Invalid` and `Fatal` end a retried call
+/// after the attempt that produced them.
+///
+/// ```
+/// use tenacious_runtime::ErrorClass;
+///
+/// assert!(ErrorClass::RateLimited.is_retryable());
+/// assert!(!ErrorClass::Invalid.is_retryable());
+/// assert_eq!(ErrorClass::RateLimited.to_string(), "rate_limited");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorClass {
     /// A passing fault (timeout, reset, 5xx): back off and retry.
@@ -16,7 +31,72 @@ pub enum ErrorClass {
     Fatal,
 }
 
+impl ErrorClass {
+    /// Every class, in declaration order: handy for per-class counters.
+    pub const ALL: [Self; 4] = [
+        Self::Transient,
+        Self::RateLimited,
+        Self::Invalid,
+        Self::Fatal,
+    ];
+
+    /// The class's name as written in `#[classify(...)]`: `"transient"`,
+    /// `"rate_limited"`, `"invalid"` or `"fatal"`. Stable, so it can label
+    /// metrics and logs.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Transient => "transient",
+            Self::RateLimited => "rate_limited",
+            Self::Invalid => "invalid",
+            Self::Fatal => "fatal",
+        }
+    }
+
+    /// Whether a retry layer may retry this class at all (`Transient` or
+    /// `RateLimited`). Whether a given policy does is
+    /// [`RetryOn::contains`](crate::RetryOn::contains).
+    #[must_use]
+    pub const fn is_retryable(self) -> bool {
+        matches!(self, Self::Transient | Self::RateLimited)
+    }
+}
+
+impl fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Classifies an error for the retry layers.
+///
+/// Usually derived: `#[derive(tenacious::Classify)]` with one
+/// `#[classify(...)]` per variant. By hand, only
+/// [`classify`](Classify::classify) is required:
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious_runtime::{Classify, ErrorClass};
+///
+/// struct Http { status: u16, retry_after: Option<Duration> }
+///
+/// impl Classify for Http {
+///     fn classify(&self) -> ErrorClass {
+///         match self.status {
+///             429 => ErrorClass::RateLimited,
+///             401 | 403 => ErrorClass::Fatal,
+///             500.. => ErrorClass::Transient,
+///             _ => ErrorClass::Invalid,
+///         }
+///     }
+///     fn retry_after(&self) -> Option<Duration> {
+///         self.retry_after
+///     }
+/// }
+///
+/// let e = Http { status: 503, retry_after: None };
+/// assert_eq!(e.classify(), ErrorClass::Transient);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not implement `Classify`",
     label = "the error type of a retried fn must implement `tenacious::Classify`",
@@ -25,16 +105,330 @@ pub enum ErrorClass {
 pub trait Classify {
     /// The class of this error.
     fn classify(&self) -> ErrorClass;
-    /// The server's hint of how long to wait before the next attempt.
+
+    /// The server's hint of how long to wait before the next attempt
+    /// (`Retry-After`). Honoured for any retried class, bounded by the
+    /// policy's `max_retry_after`. Default: `None`.
     fn retry_after(&self) -> Option<Duration> {
         None
     }
-    /// Advice for the model or the operator.
+
+    /// Advice for the model or the operator. Default: `None`.
     fn hint(&self) -> Option<Cow<'static, str>> {
         None
     }
-    /// The variant's name, for the error distribution.
+
+    /// The variant's name, for the error distribution. Default: the type's
+    /// name.
     fn variant(&self) -> &'static str {
         std::any::type_name::<Self>()
+    }
+}
+
+/// Forwards every method to the referenced error.
+impl<E: Classify + ?Sized> Classify for &E {
+    fn classify(&self) -> ErrorClass {
+        (**self).classify()
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        (**self).retry_after()
+    }
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        (**self).hint()
+    }
+    fn variant(&self) -> &'static str {
+        (**self).variant()
+    }
+}
+
+/// Forwards every method to the boxed error.
+impl<E: Classify + ?Sized> Classify for Box<E> {
+    fn classify(&self) -> ErrorClass {
+        (**self).classify()
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        (**self).retry_after()
+    }
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        (**self).hint()
+    }
+    fn variant(&self) -> &'static str {
+        (**self).variant()
+    }
+}
+
+/// Forwards every method to the shared error.
+impl<E: Classify + ?Sized> Classify for Arc<E> {
+    fn classify(&self) -> ErrorClass {
+        (**self).classify()
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        (**self).retry_after()
+    }
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        (**self).hint()
+    }
+    fn variant(&self) -> &'static str {
+        (**self).variant()
+    }
+}
+
+/// Classifies by [`io::ErrorKind`], as [`io::Error`]'s impl does; `variant()`
+/// is the kind's name (`"TimedOut"`). The table is on the
+/// [`io::Error` impl](#impl-Classify-for-Error).
+impl Classify for io::ErrorKind {
+    fn classify(&self) -> ErrorClass {
+        io_kind_class(*self)
+    }
+    fn variant(&self) -> &'static str {
+        io_kind_name(*self)
+    }
+}
+
+/// Classifies an I/O error by its [`kind()`](io::Error::kind).
+///
+/// | class | kinds | why |
+/// |---|---|---|
+/// | `Transient` | `TimedOut`, `Interrupted`, `WouldBlock`, `ConnectionReset`, `ConnectionRefused`, `ConnectionAborted`, `NotConnected`, `BrokenPipe`, `UnexpectedEof`, `WriteZero`, `HostUnreachable`, `NetworkUnreachable`, `NetworkDown`, `ResourceBusy`, `ExecutableFileBusy`, `Deadlock`, `StaleNetworkFileHandle`, `OutOfMemory` | the peer, the network or the machine may be fine a moment later |
+/// | `Transient` | `Other` and any kind not listed here | an unknown I/O failure is presumed to pass, as most do; `max` bounds the cost of being wrong |
+/// | `Invalid` | `NotFound`, `AlreadyExists`, `InvalidInput`, `InvalidData`, `InvalidFilename`, `Unsupported`, `NotADirectory`, `IsADirectory`, `DirectoryNotEmpty`, `NotSeekable`, `FileTooLarge`, `CrossesDevices`, `TooManyLinks`, `ArgumentListTooLong` | the request names the wrong thing or asks the impossible: it fails the same way until it changes |
+/// | `Fatal` | `PermissionDenied`, `AddrInUse`, `AddrNotAvailable`, `ReadOnlyFilesystem`, `StorageFull`, `QuotaExceeded` | permissions, configuration or capacity a human must fix |
+///
+/// `retry_after()` and `hint()` are `None`; `variant()` is the kind's name,
+/// e.g. `"ConnectionReset"` (`"Other"` for kinds this crate does not know).
+///
+/// ```
+/// use std::io;
+/// use tenacious_runtime::{Classify, ErrorClass};
+///
+/// let reset = io::Error::from(io::ErrorKind::ConnectionReset);
+/// assert_eq!(reset.classify(), ErrorClass::Transient);
+/// assert_eq!(reset.variant(), "ConnectionReset");
+///
+/// let denied = io::Error::from(io::ErrorKind::PermissionDenied);
+/// assert_eq!(denied.classify(), ErrorClass::Fatal);
+/// ```
+impl Classify for io::Error {
+    fn classify(&self) -> ErrorClass {
+        io_kind_class(self.kind())
+    }
+    fn variant(&self) -> &'static str {
+        io_kind_name(self.kind())
+    }
+}
+
+fn io_kind_class(kind: io::ErrorKind) -> ErrorClass {
+    use io::ErrorKind as K;
+    match kind {
+        K::NotFound
+        | K::AlreadyExists
+        | K::InvalidInput
+        | K::InvalidData
+        | K::InvalidFilename
+        | K::Unsupported
+        | K::NotADirectory
+        | K::IsADirectory
+        | K::DirectoryNotEmpty
+        | K::NotSeekable
+        | K::FileTooLarge
+        | K::CrossesDevices
+        | K::TooManyLinks
+        | K::ArgumentListTooLong => ErrorClass::Invalid,
+        K::PermissionDenied
+        | K::AddrInUse
+        | K::AddrNotAvailable
+        | K::ReadOnlyFilesystem
+        | K::StorageFull
+        | K::QuotaExceeded => ErrorClass::Fatal,
+        // Listed kinds and unknown ones alike: see the table on the impl.
+        _ => ErrorClass::Transient,
+    }
+}
+
+// `Debug` would give the same names but formats into a `String`; the error
+// distribution wants a `&'static str` that costs nothing.
+fn io_kind_name(kind: io::ErrorKind) -> &'static str {
+    use io::ErrorKind as K;
+    match kind {
+        K::NotFound => "NotFound",
+        K::PermissionDenied => "PermissionDenied",
+        K::ConnectionRefused => "ConnectionRefused",
+        K::ConnectionReset => "ConnectionReset",
+        K::HostUnreachable => "HostUnreachable",
+        K::NetworkUnreachable => "NetworkUnreachable",
+        K::ConnectionAborted => "ConnectionAborted",
+        K::NotConnected => "NotConnected",
+        K::AddrInUse => "AddrInUse",
+        K::AddrNotAvailable => "AddrNotAvailable",
+        K::NetworkDown => "NetworkDown",
+        K::BrokenPipe => "BrokenPipe",
+        K::AlreadyExists => "AlreadyExists",
+        K::WouldBlock => "WouldBlock",
+        K::NotADirectory => "NotADirectory",
+        K::IsADirectory => "IsADirectory",
+        K::DirectoryNotEmpty => "DirectoryNotEmpty",
+        K::ReadOnlyFilesystem => "ReadOnlyFilesystem",
+        K::StaleNetworkFileHandle => "StaleNetworkFileHandle",
+        K::InvalidInput => "InvalidInput",
+        K::InvalidData => "InvalidData",
+        K::TimedOut => "TimedOut",
+        K::WriteZero => "WriteZero",
+        K::StorageFull => "StorageFull",
+        K::NotSeekable => "NotSeekable",
+        K::QuotaExceeded => "QuotaExceeded",
+        K::FileTooLarge => "FileTooLarge",
+        K::ResourceBusy => "ResourceBusy",
+        K::ExecutableFileBusy => "ExecutableFileBusy",
+        K::Deadlock => "Deadlock",
+        K::CrossesDevices => "CrossesDevices",
+        K::TooManyLinks => "TooManyLinks",
+        K::InvalidFilename => "InvalidFilename",
+        K::ArgumentListTooLong => "ArgumentListTooLong",
+        K::Interrupted => "Interrupted",
+        K::Unsupported => "Unsupported",
+        K::UnexpectedEof => "UnexpectedEof",
+        K::OutOfMemory => "OutOfMemory",
+        // `Other`, and kinds newer than this crate or still unstable.
+        _ => "Other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use io::ErrorKind as K;
+
+    #[test]
+    fn io_table() {
+        let expected = [
+            (K::TimedOut, ErrorClass::Transient),
+            (K::Interrupted, ErrorClass::Transient),
+            (K::WouldBlock, ErrorClass::Transient),
+            (K::ConnectionReset, ErrorClass::Transient),
+            (K::ConnectionRefused, ErrorClass::Transient),
+            (K::ConnectionAborted, ErrorClass::Transient),
+            (K::NotConnected, ErrorClass::Transient),
+            (K::BrokenPipe, ErrorClass::Transient),
+            (K::UnexpectedEof, ErrorClass::Transient),
+            (K::WriteZero, ErrorClass::Transient),
+            (K::HostUnreachable, ErrorClass::Transient),
+            (K::NetworkUnreachable, ErrorClass::Transient),
+            (K::NetworkDown, ErrorClass::Transient),
+            (K::ResourceBusy, ErrorClass::Transient),
+            (K::ExecutableFileBusy, ErrorClass::Transient),
+            (K::Deadlock, ErrorClass::Transient),
+            (K::StaleNetworkFileHandle, ErrorClass::Transient),
+            (K::OutOfMemory, ErrorClass::Transient),
+            (K::Other, ErrorClass::Transient),
+            (K::NotFound, ErrorClass::Invalid),
+            (K::AlreadyExists, ErrorClass::Invalid),
+            (K::InvalidInput, ErrorClass::Invalid),
+            (K::InvalidData, ErrorClass::Invalid),
+            (K::InvalidFilename, ErrorClass::Invalid),
+            (K::Unsupported, ErrorClass::Invalid),
+            (K::NotADirectory, ErrorClass::Invalid),
+            (K::IsADirectory, ErrorClass::Invalid),
+            (K::DirectoryNotEmpty, ErrorClass::Invalid),
+            (K::NotSeekable, ErrorClass::Invalid),
+            (K::FileTooLarge, ErrorClass::Invalid),
+            (K::CrossesDevices, ErrorClass::Invalid),
+            (K::TooManyLinks, ErrorClass::Invalid),
+            (K::ArgumentListTooLong, ErrorClass::Invalid),
+            (K::PermissionDenied, ErrorClass::Fatal),
+            (K::AddrInUse, ErrorClass::Fatal),
+            (K::AddrNotAvailable, ErrorClass::Fatal),
+            (K::ReadOnlyFilesystem, ErrorClass::Fatal),
+            (K::StorageFull, ErrorClass::Fatal),
+            (K::QuotaExceeded, ErrorClass::Fatal),
+        ];
+        for (kind, class) in expected {
+            let error = io::Error::new(kind, "boom");
+            assert_eq!(error.classify(), class, "{kind:?}");
+            assert_eq!(kind.classify(), class, "{kind:?}");
+            assert_eq!(error.retry_after(), None);
+            assert!(error.hint().is_none());
+            // The hand-written names must match the kinds' own.
+            assert_eq!(error.variant(), format!("{kind:?}"));
+        }
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn an_io_error_from_the_os_is_classified_by_its_kind() {
+        // 104 is ECONNRESET, 5 is EIO (which std leaves uncategorized).
+        let reset = io::Error::from_raw_os_error(104);
+        assert_eq!(reset.classify(), ErrorClass::Transient);
+        assert_eq!(reset.variant(), "ConnectionReset");
+        let eio = io::Error::from_raw_os_error(5);
+        assert_eq!(eio.classify(), ErrorClass::Transient);
+        assert_eq!(eio.variant(), "Other");
+    }
+
+    struct Limited;
+    impl Classify for Limited {
+        fn classify(&self) -> ErrorClass {
+            ErrorClass::RateLimited
+        }
+        fn retry_after(&self) -> Option<Duration> {
+            Some(Duration::from_secs(7))
+        }
+        fn hint(&self) -> Option<Cow<'static, str>> {
+            Some(Cow::Borrowed("slow down"))
+        }
+        fn variant(&self) -> &'static str {
+            "Limited"
+        }
+    }
+
+    fn all_four<E: Classify + ?Sized>(
+        e: &E,
+    ) -> (ErrorClass, Option<Duration>, String, &'static str) {
+        (
+            e.classify(),
+            e.retry_after(),
+            e.hint().unwrap_or_default().into_owned(),
+            e.variant(),
+        )
+    }
+
+    #[test]
+    fn wrappers_forward_every_method() {
+        let expected = (
+            ErrorClass::RateLimited,
+            Some(Duration::from_secs(7)),
+            "slow down".to_owned(),
+            "Limited",
+        );
+        assert_eq!(all_four(&&Limited), expected);
+        assert_eq!(all_four(&Box::new(Limited)), expected);
+        assert_eq!(all_four(&Arc::new(Limited)), expected);
+        let boxed: Box<dyn Classify> = Box::new(Limited);
+        assert_eq!(all_four(&boxed), expected);
+        let shared: Arc<dyn Classify + Send + Sync> = Arc::new(Limited);
+        assert_eq!(all_four(&shared), expected);
+    }
+
+    #[test]
+    fn default_methods() {
+        struct Plain;
+        impl Classify for Plain {
+            fn classify(&self) -> ErrorClass {
+                ErrorClass::Invalid
+            }
+        }
+        assert_eq!(Plain.retry_after(), None);
+        assert!(Plain.hint().is_none());
+        assert!(Plain.variant().ends_with("Plain"));
+    }
+
+    #[test]
+    fn class_names() {
+        let names: Vec<_> = ErrorClass::ALL.iter().map(ToString::to_string).collect();
+        assert_eq!(names, ["transient", "rate_limited", "invalid", "fatal"]);
+        let retryable: Vec<_> = ErrorClass::ALL
+            .into_iter()
+            .filter(|c| c.is_retryable())
+            .collect();
+        assert_eq!(retryable, [ErrorClass::Transient, ErrorClass::RateLimited]);
     }
 }

@@ -2,7 +2,8 @@
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use crate::{Classify, ErrorClass, Policy};
+use crate::backoff::{self, with_thread_rng};
+use crate::{Classify, ErrorClass, Jitter, Policy};
 
 /// Why a retried call stopped retrying.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,6 +22,26 @@ pub enum StopReason {
 }
 
 /// What `notify` is told before each sleep.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious_runtime::{Policy, RetryEvent};
+///
+/// let mut events: Vec<RetryEvent> = Vec::new();
+/// let mut calls = 0;
+/// let result = Policy::new().base(Duration::ZERO).retry_blocking_with(
+///     || {
+///         calls += 1;
+///         if calls < 3 { Err(std::io::Error::from(std::io::ErrorKind::TimedOut)) } else { Ok(calls) }
+///     },
+///     |_| true,
+///     |_, event| events.push(*event),
+/// );
+/// assert_eq!(result.unwrap(), 3);
+/// let attempts: Vec<u32> = events.iter().map(|e| e.attempt).collect();
+/// assert_eq!(attempts, [1, 2]);
+/// assert_eq!(events[0].max, 3);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RetryEvent {
@@ -38,12 +59,46 @@ pub struct RetryEvent {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` needs a fn returning `Result<T, E>` with `E: Classify`, found `{Self}`"
 )]
-pub trait RetryResult {
+pub trait RetryResult: Sized {
+    /// The success type.
+    type Ok;
     /// The error type.
     type Error: Classify;
+    /// As a `Result`.
+    fn into_result(self) -> Result<Self::Ok, Self::Error>;
+    /// Back from a `Result`.
+    fn from_result(result: Result<Self::Ok, Self::Error>) -> Self;
 }
 impl<T, E: Classify> RetryResult for Result<T, E> {
+    type Ok = T;
     type Error = E;
+    fn into_result(self) -> Self {
+        self
+    }
+    fn from_result(result: Self) -> Self {
+        result
+    }
+}
+
+/// [`Engine::step`] for generated code: bounded by [`RetryResult`] rather
+/// than spelled `Result<T, E>`, so a fn returning something else, or an
+/// error that is not `Classify`, is reported in the terms of `#[retry]`
+/// and on the user's return type.
+pub fn step<R, W, N>(
+    engine: &mut Engine<'_>,
+    result: R,
+    when: W,
+    notify: N,
+) -> ControlFlow<R, Duration>
+where
+    R: RetryResult,
+    W: WhenFn<R::Error>,
+    N: NotifyFn<R::Error>,
+{
+    match engine.step(result.into_result(), when, notify) {
+        ControlFlow::Break(result) => ControlFlow::Break(R::from_result(result)),
+        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+    }
 }
 
 /// The `when` predicate: `fn(&E) -> bool`.
@@ -53,10 +108,10 @@ impl<T, E: Classify> RetryResult for Result<T, E> {
 )]
 pub trait WhenFn<E: ?Sized> {
     /// Whether to retry this error (AND-ed with `on`).
-    fn call(&self, error: &E) -> bool;
+    fn call(&mut self, error: &E) -> bool;
 }
-impl<E: ?Sized, F: Fn(&E) -> bool> WhenFn<E> for F {
-    fn call(&self, error: &E) -> bool {
+impl<E: ?Sized, F: FnMut(&E) -> bool> WhenFn<E> for F {
+    fn call(&mut self, error: &E) -> bool {
         self(error)
     }
 }
@@ -68,50 +123,522 @@ impl<E: ?Sized, F: Fn(&E) -> bool> WhenFn<E> for F {
 )]
 pub trait NotifyFn<E: ?Sized> {
     /// Called before each sleep.
-    fn call(&self, error: &E, event: &RetryEvent);
+    fn call(&mut self, error: &E, event: &RetryEvent);
 }
-impl<E: ?Sized, F: Fn(&E, &RetryEvent)> NotifyFn<E> for F {
-    fn call(&self, error: &E, event: &RetryEvent) {
+impl<E: ?Sized, F: FnMut(&E, &RetryEvent)> NotifyFn<E> for F {
+    fn call(&mut self, error: &E, event: &RetryEvent) {
         self(error, event);
     }
 }
 
-/// One logical call's retry state.
+/// What the engine decided about a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    Retry(Duration),
+    Stop(StopReason),
+}
+
+/// One logical call's retry state: the one place that decides whether to
+/// retry, how long to wait, and why it stopped.
+///
+/// Created per call; after each attempt [`step`](Engine::step) says either
+/// `Break(result)` (return it) or `Continue(delay)` (sleep, then attempt
+/// again). It allocates nothing and reads no clock.
 #[derive(Debug)]
 pub struct Engine<'p> {
     policy: &'p Policy,
-    attempt: u32,
+    /// Attempts made so far.
+    attempts: u32,
+    /// The last backoff drawn, in nanoseconds, for decorrelated jitter.
+    prev: u64,
+    stop: Option<StopReason>,
 }
 
 impl<'p> Engine<'p> {
     /// Starts a logical call.
     #[must_use]
-    pub fn new(policy: &'p Policy) -> Self {
-        Self { policy, attempt: 0 }
+    pub const fn new(policy: &'p Policy) -> Self {
+        Self {
+            policy,
+            attempts: 0,
+            prev: policy.base_nanos(),
+            stop: None,
+        }
     }
 
     /// Decides after one attempt: `Break(result)` to return it,
     /// `Continue(delay)` to sleep `delay` and attempt again.
+    ///
+    /// On an error, in this order:
+    /// 1. its class is not in the policy's `on`, or `when` returns false
+    ///    (`when` is asked only about classes in `on`): stop,
+    ///    [`StopReason::NotRetryable`];
+    /// 2. `max` attempts were made: stop, [`StopReason::Exhausted`];
+    /// 3. it carries a server hint (`retry_after()`, honoured for any retried
+    ///    class) longer than `max_retry_after`: stop,
+    ///    [`StopReason::HintTooLong`]; a shorter one is waited, plus up to a
+    ///    tenth of it (at most 1 s) of jitter, none with `Jitter::None`;
+    /// 4. otherwise the backoff of the policy's jitter.
+    ///
+    /// `notify` is called with the error and the delay just before
+    /// `Continue` is returned.
     pub fn step<T, E, W, N>(
         &mut self,
         result: Result<T, E>,
-        when: W,
-        notify: N,
+        mut when: W,
+        mut notify: N,
     ) -> ControlFlow<Result<T, E>, Duration>
     where
         E: Classify,
         W: WhenFn<E>,
         N: NotifyFn<E>,
     {
-        let _ = (self.policy, self.attempt, &when, &notify);
-        ControlFlow::Break(result)
+        self.attempts = self.attempts.saturating_add(1);
+        let error = match result {
+            Ok(value) => return ControlFlow::Break(Ok(value)),
+            Err(error) => error,
+        };
+        let class = error.classify();
+        match self.decide(&error, class, &mut when) {
+            Decision::Stop(reason) => {
+                self.stop = Some(reason);
+                ControlFlow::Break(Err(error))
+            }
+            Decision::Retry(delay) => {
+                let event = RetryEvent {
+                    attempt: self.attempts,
+                    max: self.policy.max_attempts(),
+                    delay,
+                    class,
+                };
+                notify.call(&error, &event);
+                ControlFlow::Continue(delay)
+            }
+        }
+    }
+
+    // Every reason to stop is checked here, so deadline and budget join as
+    // further checks rather than as changes to the loops.
+    fn decide<E, W>(&mut self, error: &E, class: ErrorClass, when: &mut W) -> Decision
+    where
+        E: Classify,
+        W: WhenFn<E>,
+    {
+        let policy = self.policy;
+        if !policy.retried_classes().contains(class) || !when.call(error) {
+            return Decision::Stop(StopReason::NotRetryable);
+        }
+        if self.attempts >= policy.max_attempts() {
+            return Decision::Stop(StopReason::Exhausted);
+        }
+        let jitter = policy.jitter_kind();
+        let nanos = if let Some(hint) = error.retry_after() {
+            let hint = backoff::saturating_nanos(hint);
+            if hint > policy.max_retry_after_nanos() {
+                return Decision::Stop(StopReason::HintTooLong);
+            }
+            match jitter {
+                Jitter::None => hint,
+                _ => with_thread_rng(|rng| backoff::after_hint(jitter, hint, rng)),
+            }
+        } else {
+            // After the k-th attempt comes the k-th retry.
+            let retry = self.attempts;
+            let (base, cap, prev) = (policy.base_nanos(), policy.cap_nanos(), self.prev);
+            let nanos = match jitter {
+                Jitter::None => backoff::ceiling(base, cap, retry),
+                _ => with_thread_rng(|rng| backoff::delay(jitter, base, cap, retry, prev, rng)),
+            };
+            self.prev = nanos;
+            nanos
+        };
+        Decision::Retry(Duration::from_nanos(nanos))
+    }
+
+    /// Attempts made so far (saturating at `u32::MAX`).
+    #[must_use]
+    pub const fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// Why the call gave up: `None` while retrying and after a success.
+    #[must_use]
+    pub const fn stop_reason(&self) -> Option<StopReason> {
+        self.stop
+    }
+
+    /// The policy this call runs under.
+    #[must_use]
+    pub const fn policy(&self) -> &'p Policy {
+        self.policy
     }
 }
 
 /// The default `when`: retry whatever `on` allows.
+#[must_use]
 pub fn always<E: ?Sized>(_: &E) -> bool {
     true
 }
 
 /// The default `notify`: nothing.
 pub fn ignore<E: ?Sized>(_: &E, _: &RetryEvent) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RetryOn, seed_jitter};
+    use proptest::prelude::*;
+
+    #[derive(Debug, PartialEq)]
+    struct Fail {
+        class: ErrorClass,
+        hint: Option<Duration>,
+    }
+
+    impl Classify for Fail {
+        fn classify(&self) -> ErrorClass {
+            self.class
+        }
+        fn retry_after(&self) -> Option<Duration> {
+            self.hint
+        }
+    }
+
+    fn fail(class: ErrorClass) -> Result<(), Fail> {
+        Err(Fail { class, hint: None })
+    }
+
+    fn hinted(class: ErrorClass, hint: Duration) -> Result<(), Fail> {
+        Err(Fail {
+            class,
+            hint: Some(hint),
+        })
+    }
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// The delays, attempts, stop reason and final result of [`run`].
+    type Outcome = (
+        Vec<Duration>,
+        u32,
+        Option<StopReason>,
+        Option<Result<(), Fail>>,
+    );
+
+    /// Steps `results` through one engine until it breaks; returns the delays
+    /// and the engine's final state.
+    fn run(policy: &Policy, results: impl IntoIterator<Item = Result<(), Fail>>) -> Outcome {
+        let mut engine = Engine::new(policy);
+        let mut delays = Vec::new();
+        for result in results {
+            match engine.step(result, always, ignore) {
+                ControlFlow::Continue(d) => delays.push(d),
+                ControlFlow::Break(r) => {
+                    return (delays, engine.attempts(), engine.stop_reason(), Some(r));
+                }
+            }
+        }
+        (delays, engine.attempts(), engine.stop_reason(), None)
+    }
+
+    #[test]
+    fn success_breaks_at_once_without_a_stop_reason() {
+        let (delays, attempts, stop, result) = run(&Policy::new(), [Ok(())]);
+        assert!(delays.is_empty());
+        assert_eq!((attempts, stop, result), (1, None, Some(Ok(()))));
+    }
+
+    #[test]
+    fn transient_retried_until_max() {
+        let policy = Policy::new().max(4).jitter(Jitter::None).base(10 * MS);
+        let (delays, attempts, stop, result) = run(
+            &policy,
+            std::iter::repeat_with(|| fail(ErrorClass::Transient)),
+        );
+        assert_eq!(delays, [10 * MS, 20 * MS, 40 * MS]);
+        assert_eq!(attempts, 4);
+        assert_eq!(stop, Some(StopReason::Exhausted));
+        assert_eq!(result, Some(fail(ErrorClass::Transient)));
+    }
+
+    #[test]
+    fn invalid_and_fatal_stop_after_one_attempt() {
+        for class in [ErrorClass::Invalid, ErrorClass::Fatal] {
+            let (delays, attempts, stop, result) = run(&Policy::new(), [fail(class)]);
+            assert!(delays.is_empty());
+            assert_eq!(attempts, 1);
+            assert_eq!(stop, Some(StopReason::NotRetryable));
+            assert_eq!(result, Some(fail(class)));
+        }
+    }
+
+    #[test]
+    fn classes_outside_on_are_not_retried() {
+        let policy = Policy::new().on(RetryOn::TRANSIENT);
+        let (_, attempts, stop, _) = run(&policy, [fail(ErrorClass::RateLimited)]);
+        assert_eq!((attempts, stop), (1, Some(StopReason::NotRetryable)));
+        let policy = Policy::new().on(RetryOn::RATE_LIMITED);
+        let (_, attempts, stop, _) = run(&policy, [fail(ErrorClass::Transient)]);
+        assert_eq!((attempts, stop), (1, Some(StopReason::NotRetryable)));
+    }
+
+    #[test]
+    fn a_non_retryable_error_on_the_last_attempt_is_not_retryable_rather_than_exhausted() {
+        let policy = Policy::new().max(2).base(Duration::ZERO);
+        let (_, attempts, stop, _) = run(
+            &policy,
+            [fail(ErrorClass::Transient), fail(ErrorClass::Fatal)],
+        );
+        assert_eq!((attempts, stop), (2, Some(StopReason::NotRetryable)));
+    }
+
+    #[test]
+    fn when_is_anded_with_on_and_asked_only_about_retried_classes() {
+        let policy = Policy::new().base(Duration::ZERO).on(RetryOn::TRANSIENT);
+        let mut asked = Vec::new();
+        let mut engine = Engine::new(&policy);
+        let mut when = |e: &Fail| {
+            asked.push(e.class);
+            e.hint.is_none()
+        };
+        assert!(
+            engine
+                .step(fail(ErrorClass::Transient), &mut when, ignore)
+                .is_continue()
+        );
+        assert!(
+            engine
+                .step(hinted(ErrorClass::Transient, MS), &mut when, ignore)
+                .is_break()
+        );
+        assert_eq!(engine.stop_reason(), Some(StopReason::NotRetryable));
+        let mut engine = Engine::new(&policy);
+        assert!(
+            engine
+                .step(fail(ErrorClass::RateLimited), &mut when, ignore)
+                .is_break()
+        );
+        assert!(
+            engine
+                .step(fail(ErrorClass::Invalid), &mut when, ignore)
+                .is_break()
+        );
+        assert_eq!(asked, [ErrorClass::Transient, ErrorClass::Transient]);
+    }
+
+    #[test]
+    fn notify_sees_each_retry_before_its_sleep() {
+        let policy = Policy::new().max(3).jitter(Jitter::None).base(5 * MS);
+        let mut events = Vec::new();
+        let mut engine = Engine::new(&policy);
+        let mut notify = |e: &Fail, ev: &RetryEvent| events.push((e.class, *ev));
+        let mut delays = Vec::new();
+        for class in [
+            ErrorClass::Transient,
+            ErrorClass::RateLimited,
+            ErrorClass::Transient,
+        ] {
+            if let ControlFlow::Continue(d) = engine.step(fail(class), always, &mut notify) {
+                delays.push(d);
+            }
+        }
+        let expected = |attempt, delay, class| {
+            (
+                class,
+                RetryEvent {
+                    attempt,
+                    max: 3,
+                    delay,
+                    class,
+                },
+            )
+        };
+        assert_eq!(
+            events,
+            [
+                expected(1, 5 * MS, ErrorClass::Transient),
+                expected(2, 10 * MS, ErrorClass::RateLimited),
+            ]
+        );
+        assert_eq!(delays, [5 * MS, 10 * MS]);
+    }
+
+    #[test]
+    fn a_hint_is_waited_for_any_retried_class() {
+        let policy = Policy::new().jitter(Jitter::None).base(MS);
+        for class in [ErrorClass::Transient, ErrorClass::RateLimited] {
+            let (delays, ..) = run(&policy, [hinted(class, Duration::from_secs(3)), Ok(())]);
+            assert_eq!(delays, [Duration::from_secs(3)]);
+        }
+    }
+
+    #[test]
+    fn a_hint_above_the_limit_stops_at_once() {
+        let policy = Policy::new().max_retry_after(Duration::from_secs(10));
+        let (delays, attempts, stop, result) = run(
+            &policy,
+            [hinted(ErrorClass::RateLimited, Duration::from_secs(11))],
+        );
+        assert!(delays.is_empty());
+        assert_eq!((attempts, stop), (1, Some(StopReason::HintTooLong)));
+        assert_eq!(
+            result,
+            Some(hinted(ErrorClass::RateLimited, Duration::from_secs(11)))
+        );
+        // Exactly the limit is still honoured.
+        let (delays, ..) = run(
+            &policy.jitter(Jitter::None),
+            [
+                hinted(ErrorClass::RateLimited, Duration::from_secs(10)),
+                Ok(()),
+            ],
+        );
+        assert_eq!(delays, [Duration::from_secs(10)]);
+    }
+
+    #[test]
+    fn decorrelated_follows_the_previous_backoff_not_the_hint() {
+        seed_jitter(3);
+        let policy = Policy::new()
+            .jitter(Jitter::Decorrelated)
+            .base(10 * MS)
+            .cap(Duration::from_secs(100))
+            .max(10);
+        let mut engine = Engine::new(&policy);
+        let mut prev = 10 * MS;
+        for i in 0..9 {
+            let result = if i == 4 {
+                hinted(ErrorClass::RateLimited, Duration::from_secs(60))
+            } else {
+                fail(ErrorClass::Transient)
+            };
+            let ControlFlow::Continue(d) = engine.step(result, always, ignore) else {
+                panic!("stopped early");
+            };
+            if i == 4 {
+                assert!(d >= Duration::from_secs(60));
+            } else {
+                assert!(d >= 10 * MS && d <= prev * 3, "{d:?} after {prev:?}");
+                prev = d;
+            }
+        }
+    }
+
+    #[test]
+    fn max_u32_attempts_does_not_overflow() {
+        let policy = Policy::new().max(u32::MAX).base(Duration::MAX);
+        let (delays, attempts, stop, result) = run(&policy, [fail(ErrorClass::Transient), Ok(())]);
+        assert_eq!(delays.len(), 1);
+        assert!(delays[0] <= policy.delay_cap());
+        assert_eq!((attempts, stop, result), (2, None, Some(Ok(()))));
+
+        // An engine driven past u32::MAX attempts saturates and stops.
+        let mut engine = Engine::new(&policy);
+        engine.attempts = u32::MAX - 1;
+        assert!(
+            engine
+                .step(fail(ErrorClass::Transient), always, ignore)
+                .is_break()
+        );
+        assert_eq!(engine.attempts(), u32::MAX);
+        assert_eq!(engine.stop_reason(), Some(StopReason::Exhausted));
+        assert!(
+            engine
+                .step(fail(ErrorClass::Transient), always, ignore)
+                .is_break()
+        );
+        assert_eq!(engine.attempts(), u32::MAX);
+    }
+
+    #[test]
+    fn max_zero_still_makes_one_attempt() {
+        let (delays, attempts, stop, _) = run(&Policy::new().max(0), [fail(ErrorClass::Transient)]);
+        assert!(delays.is_empty());
+        assert_eq!((attempts, stop), (1, Some(StopReason::Exhausted)));
+    }
+
+    #[test]
+    fn the_generated_codes_step_is_engine_step() {
+        let policy = Policy::new().max(2).jitter(Jitter::None).base(MS);
+        let mut engine = Engine::new(&policy);
+        let first = step(&mut engine, fail(ErrorClass::Transient), always, ignore);
+        assert_eq!(first, ControlFlow::Continue(MS));
+        let second = step(&mut engine, fail(ErrorClass::Transient), always, ignore);
+        assert_eq!(second, ControlFlow::Break(fail(ErrorClass::Transient)));
+        assert_eq!(engine.stop_reason(), Some(StopReason::Exhausted));
+        let mut engine = Engine::new(&policy);
+        let ok = step(&mut engine, Ok::<u8, Fail>(7), always, ignore);
+        assert_eq!(ok, ControlFlow::Break(Ok(7)));
+    }
+
+    fn any_class() -> impl Strategy<Value = ErrorClass> {
+        prop_oneof![
+            Just(ErrorClass::Transient),
+            Just(ErrorClass::RateLimited),
+            Just(ErrorClass::Invalid),
+            Just(ErrorClass::Fatal),
+        ]
+    }
+
+    fn any_duration() -> impl Strategy<Value = Duration> {
+        prop_oneof![
+            Just(Duration::ZERO),
+            Just(Duration::MAX),
+            (0..=u64::MAX).prop_map(Duration::from_nanos),
+            (any::<u64>(), 0..1_000_000_000u32).prop_map(|(s, n)| Duration::new(s, n)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn hinted_waits_are_bounded(
+            hint in any_duration(),
+            limit in any_duration(),
+            seed in any::<u64>(),
+            jitter in prop_oneof![Just(Jitter::None), Just(Jitter::Full), Just(Jitter::Equal), Just(Jitter::Decorrelated)],
+        ) {
+            seed_jitter(seed);
+            let policy = Policy::new().jitter(jitter).max_retry_after(limit);
+            let mut engine = Engine::new(&policy);
+            let step = engine.step(hinted(ErrorClass::RateLimited, hint), always, ignore);
+            let hint_ns = backoff::saturating_nanos(hint);
+            if hint_ns > backoff::saturating_nanos(limit) {
+                prop_assert!(step.is_break());
+                prop_assert_eq!(engine.stop_reason(), Some(StopReason::HintTooLong));
+            } else {
+                let ControlFlow::Continue(d) = step else {
+                    return Err(TestCaseError::fail("a hint within the limit must be waited"));
+                };
+                let d = backoff::saturating_nanos(d);
+                prop_assert!(d >= hint_ns);
+                prop_assert!(d - hint_ns <= backoff::hint_jitter_bound(hint_ns));
+            }
+        }
+
+        #[test]
+        fn any_sequence_of_errors_ends_within_max_and_never_waits_past_cap(
+            classes in proptest::collection::vec(any_class(), 1..20),
+            max in 0..10u32,
+            base in any_duration(),
+            cap in any_duration(),
+            seed in any::<u64>(),
+        ) {
+            seed_jitter(seed);
+            let policy = Policy::new().max(max).base(base).cap(cap).jitter(Jitter::Decorrelated);
+            let mut engine = Engine::new(&policy);
+            let mut steps = 0;
+            for class in classes {
+                steps += 1;
+                match engine.step(fail(class), always, ignore) {
+                    ControlFlow::Continue(d) => {
+                        prop_assert!(class.is_retryable());
+                        prop_assert!(d <= policy.delay_cap());
+                    }
+                    ControlFlow::Break(_) => break,
+                }
+            }
+            prop_assert!(steps <= max.max(1));
+            prop_assert_eq!(engine.attempts(), steps);
+        }
+    }
+}

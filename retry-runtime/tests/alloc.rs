@@ -1,0 +1,135 @@
+//! The retry machinery does not touch the heap: a counting global allocator
+//! sees no allocation on a happy-path call, nor on a call that retries twice
+//! (once the thread's jitter RNG and tokio's timer have been used).
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::time::Duration;
+
+use tenacious_runtime::{Classify, ErrorClass, Jitter, Policy};
+
+struct Counting;
+
+thread_local! {
+    // Per thread, so the test harness's own threads do not count.
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards every call to `System` unchanged; counting touches only a
+// thread-local `Cell` of a type without drop glue, which never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        // SAFETY: the caller upholds `alloc`'s contract; passed through.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` above with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        // SAFETY: the caller upholds `realloc`'s contract; passed through.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_in<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    let before = ALLOCATIONS.with(Cell::get);
+    let out = f();
+    (out, ALLOCATIONS.with(Cell::get) - before)
+}
+
+#[derive(Debug, PartialEq)]
+struct Blip;
+
+impl Classify for Blip {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Transient
+    }
+}
+
+/// Fails `failures` times, then succeeds; allocates nothing itself.
+fn op(calls: &Cell<u32>, failures: u32) -> Result<u32, Blip> {
+    calls.set(calls.get() + 1);
+    if calls.get() > failures {
+        Ok(calls.get())
+    } else {
+        Err(Blip)
+    }
+}
+
+// Without jitter every retry really sleeps (full jitter may draw zero and
+// skip the timer); `JITTERED` covers drawing from the RNG.
+const POLICY: Policy = Policy::new()
+    .max(3)
+    .base(Duration::from_micros(1))
+    .cap(Duration::from_micros(4))
+    .jitter(Jitter::None);
+
+const JITTERED: Policy = POLICY.jitter(Jitter::Full);
+
+#[test]
+fn blocking_calls_do_not_allocate() {
+    // Warm-up: seeds this thread's jitter RNG.
+    let calls = Cell::new(0);
+    assert_eq!(POLICY.retry_blocking(|| op(&calls, 2)), Ok(3));
+
+    let calls = Cell::new(0);
+    let (result, allocations) = allocations_in(|| POLICY.retry_blocking(|| op(&calls, 0)));
+    assert_eq!((result, allocations), (Ok(1), 0), "happy path");
+
+    let calls = Cell::new(0);
+    let (result, allocations) = allocations_in(|| POLICY.retry_blocking(|| op(&calls, 2)));
+    assert_eq!((result, allocations), (Ok(3), 0), "two retries");
+
+    // The first draw on this thread seeds the RNG; later ones are free.
+    let calls = Cell::new(0);
+    let _ = JITTERED.retry_blocking(|| op(&calls, 2));
+    let calls = Cell::new(0);
+    let (result, allocations) = allocations_in(|| JITTERED.retry_blocking(|| op(&calls, 2)));
+    assert_eq!((result, allocations), (Ok(3), 0), "two jittered retries");
+}
+
+#[test]
+fn async_calls_do_not_allocate() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let calls = Cell::new(0);
+        let warm_up = POLICY.retry(|| std::future::ready(op(&calls, 2))).await;
+        assert_eq!(warm_up, Ok(3));
+
+        let calls = Cell::new(0);
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = POLICY.retry(|| std::future::ready(op(&calls, 0))).await;
+        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!((result, allocations), (Ok(1), 0), "happy path");
+
+        let calls = Cell::new(0);
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = POLICY.retry(|| std::future::ready(op(&calls, 2))).await;
+        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!((result, allocations), (Ok(3), 0), "two retries");
+
+        let calls = Cell::new(0);
+        let _ = JITTERED.retry(|| std::future::ready(op(&calls, 2))).await;
+        let calls = Cell::new(0);
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = JITTERED.retry(|| std::future::ready(op(&calls, 2))).await;
+        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!((result, allocations), (Ok(3), 0), "two jittered retries");
+    });
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    // Guards the two tests above against a counter that never counts.
+    let (_, allocations) = allocations_in(|| std::hint::black_box(vec![1u8; 16]));
+    assert!(allocations >= 1);
+}
