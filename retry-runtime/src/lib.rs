@@ -1,8 +1,69 @@
-//! The runtime of the `tenacious` retry toolkit.
+//! The runtime of the `tenacious` retry toolkit: error classes, the
+//! [`Classify`] trait, backoff and jitter, [`Policy`], and the one decision
+//! engine that `#[retry]` and `Policy` share.
 //!
 //! Users depend on the `tenacious` facade, which re-exports everything here.
 //! The code `#[retry]` and `#[derive(Classify)]` generate reaches this crate only
-//! through the hidden [`__private`] module.
+//! through the hidden `__private` module.
+//!
+//! # By hand
+//!
+//! A [`Policy`] holds the settings of `#[retry(...)]`, with the same
+//! defaults, and runs closures:
+//!
+//! ```
+//! use std::time::Duration;
+//! use tenacious_runtime::{Classify, ErrorClass, Jitter, Policy, RetryOn};
+//!
+//! #[derive(Debug)]
+//! enum FetchError { Timeout, NotFound }
+//!
+//! impl Classify for FetchError {
+//!     fn classify(&self) -> ErrorClass {
+//!         match self {
+//!             FetchError::Timeout => ErrorClass::Transient,
+//!             FetchError::NotFound => ErrorClass::Invalid,
+//!         }
+//!     }
+//! }
+//!
+//! const POLICY: Policy = Policy::new()
+//!     .max(4)
+//!     .base(Duration::from_millis(50))
+//!     .jitter(Jitter::Equal)
+//!     .on(RetryOn::TRANSIENT);
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let mut attempts = 0;
+//! let page = POLICY
+//!     .retry(|| {
+//!         attempts += 1;
+//!         let attempt = attempts;
+//!         async move { if attempt < 3 { Err(FetchError::Timeout) } else { Ok("<html>") } }
+//!     })
+//!     .await;
+//! assert_eq!(page.unwrap(), "<html>");
+//!
+//! // `Invalid` is never retried: one attempt.
+//! attempts = 0;
+//! let missing = POLICY.retry_blocking(|| {
+//!     attempts += 1;
+//!     Err::<(), _>(FetchError::NotFound)
+//! });
+//! assert!(matches!(missing, Err(FetchError::NotFound)));
+//! assert_eq!(attempts, 1);
+//! # }
+//! ```
+//!
+//! # What a retried call waits
+//!
+//! Retry `n` (1 for the first) waits a backoff drawn under `c = min(cap,
+//! base * 2^(n-1))` as [`Jitter`] describes, never above `cap`. An error
+//! whose [`Classify::retry_after`] gives a server hint waits that hint plus
+//! up to a tenth of it (at most 1 s; nothing with `Jitter::None`) instead,
+//! never less; a hint longer than `max_retry_after` ends retrying at once.
+//! Tests make the jitter repeatable with [`seed_jitter`].
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -27,7 +88,7 @@ pub use policy::{Policy, RetryOn};
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::engine::{Engine, NotifyFn, RetryResult, WhenFn, always, ignore};
+    pub use crate::engine::{Engine, NotifyFn, RetryResult, WhenFn, always, ignore, step};
     pub use crate::run::{sleep, sleep_blocking};
     pub use crate::{Classify, ErrorClass, Jitter, Policy, RetryEvent, RetryOn};
     pub use ::core::ops::ControlFlow;
