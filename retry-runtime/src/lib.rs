@@ -69,6 +69,7 @@
 
 mod backoff;
 mod classify;
+mod classify_derive;
 mod engine;
 #[cfg(feature = "http")]
 mod http_class;
@@ -88,6 +89,7 @@ pub use policy::{Policy, RetryOn};
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::classify_derive::RetryAfterField;
     pub use crate::engine::{Engine, NotifyFn, RetryResult, WhenFn, always, ignore, step};
     pub use crate::run::{sleep, sleep_blocking};
     pub use crate::{Classify, ErrorClass, Jitter, Policy, RetryEvent, RetryOn};
@@ -96,4 +98,5 @@ pub mod __private {
     pub use ::core::result::Result;
     pub use ::core::time::Duration;
     pub use ::std::borrow::Cow;
+    pub use ::std::format;
 }
