@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 mod classify;
+mod common;
 mod retry;
 
 use proc_macro::TokenStream;

@@ -1,7 +1,36 @@
-//! `#[derive(Classify)]`: parse, validate, generate.
+//! `#[derive(Classify)]`: [`parse`] reads the attributes, [`validate`]
+//! checks them against the type, [`generate`] writes the impl, and
+//! [`fallback`] stands in for it when there are errors.
+//!
+//! Decisions worth knowing:
+//! - `transparent` forwards all four methods, `variant()` included, so the
+//!   error distribution shows the inner error's variant (as thiserror's
+//!   `transparent` forwards `source` and `Display`).
+//! - `retry_after` is accepted only on `rate_limited` cases: the retry loop
+//!   reads the hint of no other class, so elsewhere it would be dead.
+//! - The type of a `retry_after` field is checked by the compiler through
+//!   the runtime's `RetryAfterField` trait, not by matching its spelling, so
+//!   aliases of `Duration` work.
 use proc_macro2::TokenStream;
 
+mod fallback;
+mod generate;
+mod hint;
+mod parse;
+mod validate;
+
 pub(crate) fn expand(input: TokenStream) -> TokenStream {
-    let _ = input;
-    TokenStream::new()
+    let input: syn::DeriveInput = match syn::parse2(input) {
+        Ok(input) => input,
+        Err(error) => return error.to_compile_error(),
+    };
+    let (krate, derive) = validate::validate(&input);
+    match derive {
+        Ok(derive) => generate::generate(&derive),
+        Err(errors) => {
+            let mut tokens = errors.write_errors();
+            tokens.extend(fallback::stub(&input, &krate.private()));
+            tokens
+        }
+    }
 }

@@ -1,0 +1,348 @@
+//! Writes the `Classify` impl.
+//!
+//! Each method is one `match self` over the variants (a `let` destructuring
+//! for a struct) whose arms bind only the fields that method reads.
+//! `retry_after` and `hint` are left out when no case has anything to say:
+//! the trait's default `None` is then the right answer.
+use std::collections::HashSet;
+
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Generics, Member, Type, WherePredicate};
+
+use super::hint::{self, Hint};
+use super::parse::Class;
+use super::validate::{Answer, Body, Case, Derive, FieldRef};
+
+pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
+    let private = derive.krate.private();
+    let ty = &derive.input.ident;
+    let generics = with_bounds(derive, &private);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let shape = Shape {
+        is_struct: matches!(derive.body, Body::Struct(_)),
+    };
+    let cases = derive.cases();
+
+    let methods = if cases.is_empty() {
+        // An enum without variants has no values; matching `*self` is
+        // exhaustive with no arms, matching the reference `self` is not.
+        quote! {
+            fn classify(&self) -> #private::ErrorClass {
+                match *self {}
+            }
+        }
+    } else {
+        let classify = shape.every(cases, |case| match &case.answer {
+            Answer::Own { class, .. } => {
+                let class = class_ident(*class);
+                Arm::plain(quote!(#private::ErrorClass::#class))
+            }
+            Answer::Transparent(field) => forward(&private, field, "classify"),
+        });
+        let variant = shape.every(cases, |case| match &case.answer {
+            Answer::Own { .. } => {
+                let name = case.name.to_string();
+                let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+                Arm::plain(quote!(#name))
+            }
+            Answer::Transparent(field) => forward(&private, field, "variant"),
+        });
+        let retry_after = shape
+            .some(&private, cases, |case| match &case.answer {
+                Answer::Own {
+                    retry_after: Some(field),
+                    ..
+                } => Some(retry_after_arm(&private, field)),
+                Answer::Own { .. } => None,
+                Answer::Transparent(field) => Some(forward(&private, field, "retry_after")),
+            })
+            .map(|body| {
+                quote! {
+                    fn retry_after(&self) -> #private::Option<#private::Duration> {
+                        #body
+                    }
+                }
+            });
+        let hint = shape
+            .some(&private, cases, |case| match &case.answer {
+                Answer::Own { hint: Some(hint), .. } => Some(hint_arm(&private, hint)),
+                Answer::Own { .. } => None,
+                Answer::Transparent(field) => Some(forward(&private, field, "hint")),
+            })
+            .map(|body| {
+                quote! {
+                    fn hint(&self) -> #private::Option<#private::Cow<'static, ::core::primitive::str>> {
+                        #body
+                    }
+                }
+            });
+        quote! {
+            fn classify(&self) -> #private::ErrorClass {
+                #classify
+            }
+            #retry_after
+            #hint
+            fn variant(&self) -> &'static ::core::primitive::str {
+                #variant
+            }
+        }
+    };
+
+    quote! {
+        // Absolute paths keep the user's imports from changing what the impl
+        // means; older compilers flag them as unused qualifications. A
+        // deprecated variant or field is still the user's to classify.
+        #[allow(unused_qualifications, deprecated)]
+        #[automatically_derived]
+        impl #impl_generics #private::Classify for #ty #ty_generics #where_clause {
+            #methods
+        }
+    }
+}
+
+impl Derive<'_> {
+    fn cases(&self) -> &[Case<'_>] {
+        match &self.body {
+            Body::Enum(cases) => cases,
+            Body::Struct(case) => std::slice::from_ref(case),
+        }
+    }
+}
+
+/// One arm's body and the fields it needs bound.
+struct Arm {
+    body: TokenStream,
+    bindings: Vec<Member>,
+}
+
+impl Arm {
+    fn plain(body: TokenStream) -> Self {
+        Self {
+            body,
+            bindings: Vec::new(),
+        }
+    }
+}
+
+/// How a method reaches the cases: a `match` over variants or a struct's
+/// one destructuring.
+struct Shape {
+    is_struct: bool,
+}
+
+impl Shape {
+    /// A method body where every case has an answer.
+    fn every(&self, cases: &[Case<'_>], arm: impl Fn(&Case<'_>) -> Arm) -> TokenStream {
+        self.dispatch(cases.iter().map(|case| (case, arm(case))))
+    }
+
+    /// A method body where some cases may answer `None`; `None` if none
+    /// answers anything.
+    fn some(
+        &self,
+        private: &TokenStream,
+        cases: &[Case<'_>],
+        arm: impl Fn(&Case<'_>) -> Option<Arm>,
+    ) -> Option<TokenStream> {
+        let arms: Vec<Option<Arm>> = cases.iter().map(arm).collect();
+        if arms.iter().all(Option::is_none) {
+            return None;
+        }
+        let arms = cases.iter().zip(arms).map(|(case, arm)| {
+            (
+                case,
+                arm.unwrap_or_else(|| Arm::plain(quote!(#private::Option::None))),
+            )
+        });
+        Some(self.dispatch(arms))
+    }
+
+    fn dispatch<'c, 'a: 'c>(&self, arms: impl Iterator<Item = (&'c Case<'a>, Arm)>) -> TokenStream {
+        if self.is_struct {
+            let mut body = TokenStream::new();
+            for (case, arm) in arms {
+                let Arm {
+                    body: expr,
+                    bindings,
+                } = arm;
+                body = if bindings.is_empty() {
+                    expr
+                } else {
+                    let pattern = self.pattern(case, &bindings);
+                    quote! {
+                        let #pattern = self;
+                        #expr
+                    }
+                };
+            }
+            body
+        } else {
+            let arms = arms.map(|(case, arm)| {
+                let pattern = self.pattern(case, &arm.bindings);
+                let body = arm.body;
+                quote!(#pattern => #body,)
+            });
+            quote! {
+                match self {
+                    #(#arms)*
+                }
+            }
+        }
+    }
+
+    fn pattern(&self, case: &Case<'_>, bindings: &[Member]) -> TokenStream {
+        let path = if self.is_struct {
+            quote!(Self)
+        } else {
+            let name = case.name;
+            quote!(Self::#name)
+        };
+        let fields = bindings.iter().map(|member| {
+            let binding = hint::binding(member);
+            quote!(#member: #binding)
+        });
+        quote!(#path { #(#fields,)* .. })
+    }
+}
+
+fn class_ident(class: Class) -> Ident {
+    let name = match class {
+        Class::Transient => "Transient",
+        Class::RateLimited => "RateLimited",
+        Class::Invalid => "Invalid",
+        // Validation turns `transparent` into `Answer::Transparent`; were one
+        // to slip through, `Fatal` is the answer that never retries.
+        Class::Fatal | Class::Transparent => "Fatal",
+    };
+    Ident::new(name, Span::call_site())
+}
+
+/// A transparent case's arm: the same method on the inner error, spanned on
+/// the field's type so "does not implement `Classify`" points at it.
+fn forward(private: &TokenStream, field: &FieldRef<'_>, method: &str) -> Arm {
+    let ty = field.ty;
+    let binding = hint::binding(&field.member);
+    let method = Ident::new(method, Span::call_site());
+    Arm {
+        body: quote_spanned! {ty.span()=>
+            <#ty as #private::Classify>::#method(#binding)
+        },
+        bindings: vec![field.member.clone()],
+    }
+}
+
+/// `retry_after` of the marked field, spanned on its type so a type that is
+/// not a `Duration` is reported there.
+fn retry_after_arm(private: &TokenStream, field: &FieldRef<'_>) -> Arm {
+    let ty = field.ty;
+    let binding = hint::binding(&field.member);
+    Arm {
+        body: quote_spanned! {ty.span()=>
+            <#ty as #private::RetryAfterField>::get(#binding)
+        },
+        bindings: vec![field.member.clone()],
+    }
+}
+
+fn hint_arm(private: &TokenStream, hint: &Hint) -> Arm {
+    let text = &hint.text;
+    if hint.args.is_empty() {
+        return Arm::plain(quote! {
+            #private::Option::Some(#private::Cow::Borrowed(#text))
+        });
+    }
+    let args = hint.args.iter().map(|arg| {
+        let binding = hint::binding(&arg.member);
+        quote!(#binding = #binding)
+    });
+    Arm {
+        body: quote! {
+            #private::Option::Some(#private::Cow::Owned(#private::format!(#text, #(#args),*)))
+        },
+        bindings: hint.args.iter().map(|arg| arg.member.clone()).collect(),
+    }
+}
+
+/// The type's generics plus the bounds the impl relies on: `Classify` for a
+/// transparent field, `RetryAfterField` for the hint field, the `core::fmt`
+/// traits a hint uses. Only fields whose type mentions a type parameter get
+/// one: for a concrete type the error is clearer at its use, where the
+/// message names the type, than as an unsatisfiable `where` clause.
+fn with_bounds(derive: &Derive<'_>, private: &TokenStream) -> Generics {
+    let mut generics = derive.input.generics.clone();
+    let params: HashSet<String> = generics
+        .type_params()
+        .map(|param| param.ident.to_string())
+        .collect();
+    if params.is_empty() {
+        return generics;
+    }
+    let mut bounds: Vec<WherePredicate> = Vec::new();
+    let mut push = |ty: &Type, bound: TokenStream| {
+        if !mentions(ty.to_token_stream(), &params) {
+            return;
+        }
+        let predicate: WherePredicate = syn::parse_quote!(#ty: #bound);
+        let text = predicate.to_token_stream().to_string();
+        if !bounds
+            .iter()
+            .any(|known| known.to_token_stream().to_string() == text)
+        {
+            bounds.push(predicate);
+        }
+    };
+    for case in derive.cases() {
+        match &case.answer {
+            Answer::Transparent(field) => push(field.ty, quote!(#private::Classify)),
+            Answer::Own {
+                retry_after, hint, ..
+            } => {
+                if let Some(field) = retry_after {
+                    push(field.ty, quote!(#private::RetryAfterField));
+                }
+                for arg in hint.iter().flat_map(|hint| &hint.args) {
+                    for fmt_trait in &arg.traits {
+                        let fmt_trait = format_ident!("{fmt_trait}");
+                        push(&arg.ty, quote!(::core::fmt::#fmt_trait));
+                    }
+                }
+            }
+        }
+    }
+    if !bounds.is_empty() {
+        generics.make_where_clause().predicates.extend(bounds);
+    }
+    generics
+}
+
+/// Whether `tokens` name one of `params`. A path segment that happens to
+/// share a parameter's name counts too; the extra bound is then harmless.
+fn mentions(tokens: TokenStream, params: &HashSet<String>) -> bool {
+    tokens.into_iter().any(|token| match token {
+        TokenTree::Ident(ident) => params.contains(&ident.to_string()),
+        TokenTree::Group(group) => mentions(group.stream(), params),
+        TokenTree::Punct(_) | TokenTree::Literal(_) => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(names: &[&str]) -> HashSet<String> {
+        names.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    #[test]
+    fn mentions_finds_parameters_at_any_depth() {
+        let params = params(&["T"]);
+        assert!(mentions(quote!(T), &params));
+        assert!(mentions(quote!(Vec<Option<T>>), &params));
+        assert!(mentions(quote!([T; 4]), &params));
+        assert!(mentions(quote!((u8, Box<dyn Fn(T)>)), &params));
+        assert!(!mentions(quote!(Vec<Top>), &params));
+        assert!(!mentions(quote!(std::io::Error), &params));
+    }
+}

@@ -1,0 +1,227 @@
+//! Reading `#[classify(...)]` attributes.
+//!
+//! One receiver serves the type, its variants and its fields, so a key in the
+//! wrong place gets a message saying where it belongs instead of a bare
+//! "unknown field"; [`super::validate`] decides what each position accepts.
+use darling::{FromAttributes, FromMeta};
+use proc_macro2::{Span, TokenTree};
+use syn::spanned::Spanned;
+use syn::{Attribute, Expr, Meta};
+
+use crate::common::CratePath;
+
+/// The attribute's name.
+pub(crate) const ATTR: &str = "classify";
+
+/// The error classes, in the order the messages list them.
+pub(crate) const CLASSES: [Class; 5] = [
+    Class::Transient,
+    Class::RateLimited,
+    Class::Invalid,
+    Class::Fatal,
+    Class::Transparent,
+];
+
+/// What one variant (or struct) says about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    Transient,
+    RateLimited,
+    Invalid,
+    Fatal,
+    /// Ask the only field.
+    Transparent,
+}
+
+impl Class {
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            Self::Transient => "transient",
+            Self::RateLimited => "rate_limited",
+            Self::Invalid => "invalid",
+            Self::Fatal => "fatal",
+            Self::Transparent => "transparent",
+        }
+    }
+
+    fn from_key(key: &str) -> Option<Self> {
+        CLASSES.into_iter().find(|class| class.key() == key)
+    }
+}
+
+/// Every key `#[classify(...)]` knows, wherever it appears.
+#[derive(Debug, Default, FromAttributes)]
+#[darling(attributes(classify))]
+pub(crate) struct Attrs {
+    pub(crate) transient: Word,
+    pub(crate) rate_limited: Word,
+    pub(crate) invalid: Word,
+    pub(crate) fatal: Word,
+    pub(crate) transparent: Word,
+    pub(crate) hint: Option<HintValue>,
+    pub(crate) retry_after: Word,
+    #[darling(rename = "crate")]
+    pub(crate) krate: Option<CratePathKey>,
+}
+
+impl Attrs {
+    pub(crate) fn read(attrs: &[Attribute]) -> darling::Result<Self> {
+        Self::from_attributes(attrs)
+    }
+
+    pub(crate) fn word(&self, class: Class) -> Word {
+        match class {
+            Class::Transient => self.transient,
+            Class::RateLimited => self.rate_limited,
+            Class::Invalid => self.invalid,
+            Class::Fatal => self.fatal,
+            Class::Transparent => self.transparent,
+        }
+    }
+}
+
+/// A key that is a bare word (`transient`). Unlike darling's `Flag` it
+/// accepts a value too, so validation can reject `transient = 1` with a
+/// message that says to drop the value.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Word {
+    /// Where the key was written; `None` when absent.
+    pub(crate) key: Option<Span>,
+    /// A value that should not be there: `= 1` or `(...)`.
+    pub(crate) stray_value: Option<Span>,
+}
+
+impl Word {
+    pub(crate) fn is_present(self) -> bool {
+        self.key.is_some()
+    }
+}
+
+impl FromMeta for Word {
+    fn from_none() -> Option<Self> {
+        Some(Self::default())
+    }
+
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let stray_value = match meta {
+            Meta::Path(_) => None,
+            Meta::List(list) => Some(list.delimiter.span().join()),
+            Meta::NameValue(pair) => Some(pair.value.span()),
+        };
+        Ok(Self {
+            key: Some(meta.path().span()),
+            stray_value,
+        })
+    }
+}
+
+/// The value of `hint = ...`, kept as written: validation wants a string
+/// literal and says so for anything else. (Darling's `Expr` would parse the
+/// string's contents as an expression.)
+#[derive(Debug, Clone)]
+pub(crate) struct HintValue(pub(crate) Expr);
+
+impl FromMeta for HintValue {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        match meta {
+            Meta::NameValue(pair) => Ok(Self(pair.value.clone())),
+            _ => Err(darling::Error::custom(HINT_NEEDS_STRING).with_span(meta)),
+        }
+    }
+}
+
+pub(crate) const HINT_NEEDS_STRING: &str = "`hint` takes a string literal: write `hint = \"...\"`";
+
+/// `crate = path`, remembering where the key was written.
+#[derive(Debug, Clone)]
+pub(crate) struct CratePathKey {
+    pub(crate) path: CratePath,
+    pub(crate) key: Span,
+}
+
+impl FromMeta for CratePathKey {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        Ok(Self {
+            path: CratePath::from_meta(meta)?,
+            key: meta.path().span(),
+        })
+    }
+}
+
+/// The class words in the order they were written, across every
+/// `#[classify(...)]` on one item. Darling's receiver does not keep the
+/// order, and "two classes" is reported on the second one written.
+pub(crate) fn classes_in_order(attrs: &[Attribute]) -> Vec<(Class, Span)> {
+    let mut found = Vec::new();
+    for attr in attrs {
+        let Meta::List(list) = &attr.meta else {
+            continue;
+        };
+        if !list.path.is_ident(ATTR) {
+            continue;
+        }
+        let mut at_key = true;
+        for token in list.tokens.clone() {
+            match &token {
+                TokenTree::Punct(punct) if punct.as_char() == ',' => at_key = true,
+                TokenTree::Ident(ident) if at_key => {
+                    if let Some(class) = Class::from_key(&ident.to_string()) {
+                        found.push((class, ident.span()));
+                    }
+                    at_key = false;
+                }
+                _ => at_key = false,
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    #[test]
+    fn reads_every_key() {
+        let attrs: Vec<Attribute> = vec![
+            parse_quote!(#[classify(rate_limited, hint = "slow down")]),
+            parse_quote!(#[classify(retry_after, crate = my::facade)]),
+        ];
+        let read = Attrs::read(&attrs).unwrap();
+        assert!(read.rate_limited.is_present());
+        assert!(!read.transient.is_present());
+        assert!(read.retry_after.is_present());
+        assert!(read.hint.is_some());
+        assert!(read.krate.is_some());
+    }
+
+    #[test]
+    fn a_value_on_a_word_is_kept_for_validation() {
+        let attrs: Vec<Attribute> = vec![parse_quote!(#[classify(transient = 1)])];
+        let read = Attrs::read(&attrs).unwrap();
+        assert!(read.transient.is_present());
+        assert!(read.transient.stray_value.is_some());
+    }
+
+    #[test]
+    fn an_unknown_key_suggests_the_closest() {
+        let attrs: Vec<Attribute> = vec![parse_quote!(#[classify(transint)])];
+        let message = Attrs::read(&attrs).unwrap_err().to_string();
+        assert!(message.contains("transient"), "{message}");
+    }
+
+    #[test]
+    fn classes_keep_their_written_order() {
+        let attrs: Vec<Attribute> = vec![
+            parse_quote!(#[doc = "fatal"]),
+            parse_quote!(#[classify(fatal, hint = "transient")]),
+            parse_quote!(#[classify(transient)]),
+        ];
+        let order: Vec<Class> = classes_in_order(&attrs)
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
+        assert_eq!(order, [Class::Fatal, Class::Transient]);
+    }
+}

@@ -1,0 +1,434 @@
+//! Checks the parsed attributes against the type and builds the model
+//! [`super::generate`] works from. Every mistake is collected, not just the
+//! first, and each is spanned on the token to change.
+use darling::Error;
+use proc_macro2::Span;
+use syn::{Data, DeriveInput, Expr, ExprLit, Fields, Ident, Lit, Member, Type};
+
+use super::hint::{self, Hint};
+use super::parse::{self, Attrs, CLASSES, Class, Word};
+use crate::common::CratePath;
+
+/// A derive input that passed every check.
+#[derive(Debug)]
+pub(crate) struct Derive<'a> {
+    pub(crate) input: &'a DeriveInput,
+    pub(crate) krate: CratePath,
+    pub(crate) body: Body<'a>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Body<'a> {
+    Enum(Vec<Case<'a>>),
+    Struct(Case<'a>),
+}
+
+/// One variant, or the struct.
+#[derive(Debug)]
+pub(crate) struct Case<'a> {
+    pub(crate) name: &'a Ident,
+    pub(crate) answer: Answer<'a>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Answer<'a> {
+    /// The case answers for itself.
+    Own {
+        class: Class,
+        retry_after: Option<FieldRef<'a>>,
+        hint: Option<Hint>,
+    },
+    /// Every method forwards to this field.
+    Transparent(FieldRef<'a>),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct FieldRef<'a> {
+    pub(crate) member: Member,
+    pub(crate) ty: &'a Type,
+}
+
+/// Where an attribute sits, for messages and for what it may hold.
+#[derive(Clone, Copy)]
+enum Position {
+    Struct,
+    Variant,
+}
+
+impl Position {
+    fn noun(self) -> &'static str {
+        match self {
+            Self::Struct => "a struct",
+            Self::Variant => "a variant",
+        }
+    }
+}
+
+/// Validates `input`. The crate path comes back even on error so the
+/// fallback impl names the same trait the real one would.
+pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Derive<'_>>) {
+    let mut errors = Errors::default();
+    let attrs = errors.handle(Attrs::read(&input.attrs));
+    let krate = attrs
+        .as_ref()
+        .and_then(|attrs| attrs.krate.as_ref())
+        .map(|krate| krate.path.clone())
+        .unwrap_or_default();
+
+    let body = match &input.data {
+        Data::Union(data) => {
+            errors.push(
+                Error::custom(format!(
+                    "`Classify` cannot be derived for a union; derive it on an enum or a struct, \
+                     or implement `Classify` for `{}` by hand",
+                    input.ident
+                ))
+                .with_span(&data.union_token),
+            );
+            None
+        }
+        Data::Enum(data) => {
+            if let Some(attrs) = &attrs {
+                reject_class_keys(attrs, &input.ident, &mut errors);
+            }
+            let cases = data
+                .variants
+                .iter()
+                .filter_map(|variant| {
+                    let attrs = errors.handle(Attrs::read(&variant.attrs))?;
+                    if let Some(krate) = &attrs.krate {
+                        errors.push(
+                            Error::custom(format!(
+                                "`crate` goes on the type: write `#[classify(crate = ...)]` above `enum {}`",
+                                input.ident
+                            ))
+                            .with_span(&krate.key),
+                        );
+                    }
+                    case(
+                        &variant.ident,
+                        Position::Variant,
+                        &attrs,
+                        &variant.attrs,
+                        &variant.fields,
+                        &mut errors,
+                    )
+                })
+                .collect();
+            Some(Body::Enum(cases))
+        }
+        Data::Struct(data) => attrs.as_ref().and_then(|attrs| {
+            case(
+                &input.ident,
+                Position::Struct,
+                attrs,
+                &input.attrs,
+                &data.fields,
+                &mut errors,
+            )
+            .map(Body::Struct)
+        }),
+    };
+
+    let result = match (errors.finish(), body) {
+        (Ok(()), Some(body)) => Ok(Derive {
+            input,
+            krate: krate.clone(),
+            body,
+        }),
+        (Err(errors), _) => Err(errors),
+        // Every path that drops a part reports why; this only guards that.
+        (Ok(()), None) => {
+            Err(Error::custom("`Classify` cannot be derived here").with_span(&input.ident))
+        }
+    };
+    (krate, result)
+}
+
+/// An enum's own attribute only chooses the crate: classes and hints are
+/// per variant, so the enum cannot silently classify variants nobody looked at.
+fn reject_class_keys(attrs: &Attrs, name: &Ident, errors: &mut Errors) {
+    for class in CLASSES {
+        if let Some(key) = attrs.word(class).key {
+            errors.push(
+                Error::custom(format!(
+                    "on an enum the class goes on each variant: move `{}` onto the variants of `{name}`",
+                    class.key()
+                ))
+                .with_span(&key),
+            );
+        }
+    }
+    if let Some(hint) = &attrs.hint {
+        errors.push(
+            Error::custom(format!(
+                "on an enum `hint` goes on each variant: move it onto the variants of `{name}`"
+            ))
+            .with_span(&hint.0),
+        );
+    }
+    if let Some(key) = attrs.retry_after.key {
+        errors.push(retry_after_not_on_field(key));
+    }
+}
+
+fn retry_after_not_on_field(key: Span) -> Error {
+    Error::custom(
+        "`retry_after` marks a field: put `#[classify(retry_after)]` on the `Duration` or \
+         `Option<Duration>` field that holds the server's hint",
+    )
+    .with_span(&key)
+}
+
+/// Checks one variant (or the struct) and its fields.
+fn case<'a>(
+    name: &'a Ident,
+    position: Position,
+    attrs: &Attrs,
+    raw_attrs: &[syn::Attribute],
+    fields: &'a Fields,
+    errors: &mut Errors,
+) -> Option<Case<'a>> {
+    let before = errors.len();
+    for class in CLASSES {
+        reject_value(attrs.word(class), class.key(), errors);
+    }
+    if let Some(key) = attrs.retry_after.key {
+        errors.push(retry_after_not_on_field(key));
+    }
+
+    let class = one_class(name, position, attrs, raw_attrs, errors);
+    let hint = attrs.hint.as_ref().and_then(|value| match &value.0 {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => match hint::parse(lit, name, fields) {
+            Ok(hint) => Some(hint),
+            Err(message) => {
+                errors.push(Error::custom(message).with_span(lit));
+                None
+            }
+        },
+        other => {
+            errors.push(Error::custom(parse::HINT_NEEDS_STRING).with_span(other));
+            None
+        }
+    });
+    let retry_after = retry_after_field(fields, errors);
+
+    let answer = match class? {
+        Class::Transparent => {
+            if let Some(value) = &attrs.hint {
+                errors.push(
+                    Error::custom(format!(
+                        "`transparent` takes the hint from the inner error; remove `hint` \
+                         or classify `{name}` itself"
+                    ))
+                    .with_span(&value.0),
+                );
+            }
+            let key = attrs.transparent.key.unwrap_or_else(Span::call_site);
+            if let Some(field) = &retry_after {
+                errors.push(retry_after_wrong_class(name, Class::Transparent, field.1));
+            }
+            let mut members = fields.iter().zip(fields.members());
+            match (members.next(), members.next()) {
+                (Some((field, member)), None) => Answer::Transparent(FieldRef {
+                    member,
+                    ty: &field.ty,
+                }),
+                _ => {
+                    let count = match fields.len() {
+                        0 => "no fields".to_owned(),
+                        n => format!("{n} fields"),
+                    };
+                    errors.push(
+                        Error::custom(format!(
+                            "`transparent` forwards to the only field, but `{name}` has {count}; \
+                             give it exactly one field or choose a class such as `fatal`"
+                        ))
+                        .with_span(&key),
+                    );
+                    return None;
+                }
+            }
+        }
+        class => {
+            let retry_after = match retry_after {
+                Some((_, key)) if class != Class::RateLimited => {
+                    errors.push(retry_after_wrong_class(name, class, key));
+                    None
+                }
+                other => other.map(|(field, _)| field),
+            };
+            Answer::Own {
+                class,
+                retry_after,
+                hint,
+            }
+        }
+    };
+    (errors.len() == before).then_some(Case { name, answer })
+}
+
+fn reject_value(word: Word, key: &str, errors: &mut Errors) {
+    if let Some(value) = word.stray_value {
+        errors.push(
+            Error::custom(format!(
+                "`{key}` takes no value: write `#[classify({key})]`"
+            ))
+            .with_span(&value),
+        );
+    }
+}
+
+/// The case's one class, or an error saying what to write.
+fn one_class(
+    name: &Ident,
+    position: Position,
+    attrs: &Attrs,
+    raw_attrs: &[syn::Attribute],
+    errors: &mut Errors,
+) -> Option<Class> {
+    let present: Vec<Class> = CLASSES
+        .into_iter()
+        .filter(|class| attrs.word(*class).is_present())
+        .collect();
+    match present.as_slice() {
+        [] => {
+            let (what, place) = match position {
+                Position::Struct => ("struct", "above the struct"),
+                _ => ("variant", "on the variant"),
+            };
+            errors.push(
+                Error::custom(format!(
+                    "{what} `{name}` has no error class; add one of `#[classify(transient)]`, \
+                     `#[classify(rate_limited)]`, `#[classify(invalid)]`, `#[classify(fatal)]` \
+                     or `#[classify(transparent)]` {place}"
+                ))
+                .with_span(name),
+            );
+            None
+        }
+        [class] => Some(*class),
+        _ => {
+            let written = parse::classes_in_order(raw_attrs);
+            let first = written.first().map_or(present[0], |&(class, _)| class);
+            let mut reported = false;
+            for &(class, span) in written.iter().skip(1) {
+                if class != first {
+                    reported = true;
+                    errors.push(
+                        Error::custom(format!(
+                            "`{}` conflicts with `{}`: {} has exactly one class, keep one of them",
+                            class.key(),
+                            first.key(),
+                            position.noun()
+                        ))
+                        .with_span(&span),
+                    );
+                }
+            }
+            if !reported {
+                errors.push(
+                    Error::custom(format!(
+                        "{} has exactly one class, keep one of them",
+                        position.noun()
+                    ))
+                    .with_span(name),
+                );
+            }
+            None
+        }
+    }
+}
+
+/// The field marked `#[classify(retry_after)]`, with the span of the key.
+/// Its type is checked by the compiler (`RetryAfterField`), so aliases of
+/// `Duration` work and the error names the field's actual type.
+fn retry_after_field<'a>(fields: &'a Fields, errors: &mut Errors) -> Option<(FieldRef<'a>, Span)> {
+    let mut found: Option<(FieldRef<'a>, Span)> = None;
+    for (field, member) in fields.iter().zip(fields.members()) {
+        let Some(attrs) = errors.handle(Attrs::read(&field.attrs)) else {
+            continue;
+        };
+        let place = "goes on the variant or struct, not on a field";
+        for class in CLASSES {
+            if let Some(key) = attrs.word(class).key {
+                errors.push(Error::custom(format!("`{}` {place}", class.key())).with_span(&key));
+            }
+        }
+        if let Some(hint) = &attrs.hint {
+            errors.push(Error::custom(format!("`hint` {place}")).with_span(&hint.0));
+        }
+        if let Some(krate) = &attrs.krate {
+            errors.push(
+                Error::custom("`crate` goes on the type, not on a field").with_span(&krate.key),
+            );
+        }
+        reject_value(attrs.retry_after, "retry_after", errors);
+        let Some(key) = attrs.retry_after.key else {
+            continue;
+        };
+        if let Some((first, _)) = &found {
+            errors.push(
+                Error::custom(format!(
+                    "only one field can be `retry_after`, and `{}` already is; remove this one",
+                    describe(&first.member)
+                ))
+                .with_span(&key),
+            );
+        } else {
+            found = Some((
+                FieldRef {
+                    member,
+                    ty: &field.ty,
+                },
+                key,
+            ));
+        }
+    }
+    found
+}
+
+fn retry_after_wrong_class(name: &Ident, class: Class, key: Span) -> Error {
+    Error::custom(format!(
+        "`retry_after` is only read on `rate_limited` errors, and `{name}` is `{}`; \
+         classify it `#[classify(rate_limited)]` or remove `#[classify(retry_after)]`",
+        class.key()
+    ))
+    .with_span(&key)
+}
+
+/// Every error found so far. Darling's `Accumulator` cannot say whether a
+/// step added one, which [`case`] needs to know.
+#[derive(Default)]
+struct Errors(Vec<Error>);
+
+impl Errors {
+    fn push(&mut self, error: Error) {
+        self.0.push(error);
+    }
+
+    fn handle<T>(&mut self, result: darling::Result<T>) -> Option<T> {
+        result.map_err(|error| self.push(error)).ok()
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn finish(self) -> darling::Result<()> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::multiple(self.0))
+        }
+    }
+}
+
+fn describe(member: &Member) -> String {
+    match member {
+        Member::Named(ident) => ident.to_string(),
+        Member::Unnamed(index) => index.index.to_string(),
+    }
+}
