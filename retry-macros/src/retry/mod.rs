@@ -1,7 +1,121 @@
-//! `#[retry(...)]`: parse, validate, generate.
+//! `#[retry(...)]`: parse the arguments and the fn, validate them, generate
+//! the retry loop.
+//!
+//! - [`args`] reads `key = value` pairs into typed settings ([`duration`]
+//!   turns duration literals into nanoseconds);
+//! - [`item`] reads the fn, keeping its body as tokens;
+//! - [`validate`] checks the fn's shape and the settings against each other;
+//! - [`generate`] writes the fn back with its body run once per attempt.
+//!
+//! Every mistake is collected before anything is generated; on any mistake
+//! the errors are emitted next to the fn exactly as the user wrote it, so a
+//! typo in the attribute gives one error, not one per use of the fn.
+mod args;
+mod duration;
+mod generate;
+mod item;
+mod validate;
+
 use proc_macro2::TokenStream;
+use quote::ToTokens;
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
-    let _ = args;
-    item
+    let mut errors = Errors::default();
+    let args = args::parse(args, &mut errors);
+    let func = match syn::parse2::<item::RetryFn>(item.clone()) {
+        Ok(func) => Some(func),
+        Err(err) => {
+            errors.push(item::not_a_fn(&item, err));
+            None
+        }
+    };
+    if let Some(func) = &func {
+        validate::check(&args, func, &mut errors);
+    }
+    match (errors.finish(), func) {
+        (Ok(()), Some(func)) => generate::expand(&args, func),
+        (Err(err), _) => {
+            let mut out = err.to_compile_error();
+            item.to_tokens(&mut out);
+            out
+        }
+        (Ok(()), None) => unreachable!("a fn that fails to parse records an error"),
+    }
+}
+
+/// Every error found so far; each one is spanned on the token it is about.
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn push(&mut self, err: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(err),
+            None => self.0 = Some(err),
+        }
+    }
+
+    /// An error covering `tokens` (from their first to their last token).
+    fn at<T: ToTokens>(&mut self, tokens: T, message: impl std::fmt::Display) {
+        self.push(syn::Error::new_spanned(tokens, message));
+    }
+
+    fn finish(self) -> syn::Result<()> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::expand;
+
+    /// The messages of the `compile_error!`s `expand` emitted, in order.
+    pub(super) fn errors_of(out: &proc_macro2::TokenStream) -> Vec<String> {
+        let mut messages = Vec::new();
+        let mut tokens = out.clone().into_iter().peekable();
+        while let Some(token) = tokens.next() {
+            if let proc_macro2::TokenTree::Ident(ident) = &token
+                && ident == "compile_error"
+            {
+                tokens.next(); // `!`
+                if let Some(proc_macro2::TokenTree::Group(group)) = tokens.next() {
+                    let lit: syn::LitStr = syn::parse2(group.stream()).unwrap();
+                    messages.push(lit.value());
+                }
+            }
+        }
+        messages
+    }
+
+    #[test]
+    fn every_mistake_is_reported_and_the_fn_is_kept() {
+        let item = quote! {
+            const fn f(self) -> u32 { 1 }
+        };
+        let out = expand(quote!(max = 0, base = "0s", jitter = "ful"), item.clone());
+        let errors = errors_of(&out);
+        assert_eq!(errors.len(), 5, "{errors:#?}");
+        assert!(out.to_string().ends_with(&item.to_string()));
+    }
+
+    #[test]
+    fn a_clean_fn_expands_without_errors() {
+        let out = expand(
+            quote!(
+                max = 5,
+                base = "1s",
+                cap = "1m",
+                jitter = "equal",
+                on = Transient
+            ),
+            quote!(
+                async fn f(&self, x: &str) -> Result<u32, E> {
+                    Ok(1)
+                }
+            ),
+        );
+        assert!(errors_of(&out).is_empty(), "{out}");
+    }
 }

@@ -1,0 +1,304 @@
+//! Checks that need more than one key, or the fn itself.
+//!
+//! Whether the return type is a `Result` whose error is `Classify`, and
+//! whether `when` and `notify` have the right signatures, cannot be seen in
+//! tokens (type aliases, imports); the generated code leaves those to the
+//! runtime's traits, spanned on the user's tokens. What tokens do show is
+//! checked here.
+use quote::ToTokens;
+use syn::{FnArg, ReceiverKind, ReturnType, Signature, Type};
+
+use super::Errors;
+use super::args::Args;
+use super::duration;
+use super::item::RetryFn;
+
+/// The runtime's defaults, needed to compare a lone `cap` with `base`.
+const DEFAULT_BASE_NANOS: u64 = 200_000_000;
+const DEFAULT_CAP_NANOS: u64 = 20_000_000_000;
+
+pub(super) fn check(args: &Args, func: &RetryFn, errors: &mut Errors) {
+    check_backoff(args, errors);
+    check_signature(&func.sig, errors);
+}
+
+fn check_backoff(args: &Args, errors: &mut Errors) {
+    let base = args.base.as_ref().map_or(DEFAULT_BASE_NANOS, |b| b.nanos);
+    let cap = args.cap.as_ref().map_or(DEFAULT_CAP_NANOS, |c| c.nanos);
+    if cap >= base {
+        return;
+    }
+    let base_text = match &args.base {
+        Some(_) => format!("`base` ({})", duration::display(base)),
+        None => format!("the default `base` ({})", duration::display(base)),
+    };
+    let message = format!(
+        "`cap` ({}) is below {base_text}: `cap` is the ceiling of every backoff, so it \
+         must be at least `base`; raise `cap` or lower `base`",
+        duration::display(cap)
+    );
+    match (&args.cap, &args.base) {
+        (Some(cap), _) => errors.at(&cap.lit, message),
+        // Only reachable when a `base` above the default `cap` was given alone.
+        (None, Some(base)) => errors.at(
+            &base.lit,
+            format!(
+                "`base` ({}) is above the default `cap` ({}): `cap` is the ceiling of every \
+                 backoff; raise it too, like `cap = \"{}\"`",
+                duration::display(base.nanos),
+                duration::display(cap),
+                duration::display(base.nanos.saturating_mul(10)),
+            ),
+        ),
+        (None, None) => {}
+    }
+}
+
+fn check_signature(sig: &Signature, errors: &mut Errors) {
+    if let Some(constness) = &sig.constness {
+        errors.at(
+            constness,
+            "`#[retry]` cannot go on a `const fn`: retrying sleeps between attempts, which \
+             a `const fn` cannot do; remove `const`",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        errors.at(
+            abi,
+            "`#[retry]` cannot go on an `extern` fn: the retry loop is Rust code; remove \
+             the ABI and call the retried fn from a separate `extern` wrapper",
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.at(
+            variadic,
+            "`#[retry]` cannot go on a variadic fn: every attempt must see the same arguments",
+        );
+    }
+    if let Some(FnArg::Receiver(receiver)) = sig.inputs.first() {
+        let by_value = match &receiver.kind {
+            ReceiverKind::Reference(..) => false,
+            ReceiverKind::Typed(_, ty) => !matches!(strip_groups(ty), Type::Reference(_)),
+            _ => true,
+        };
+        if by_value {
+            errors.at(
+                receiver,
+                "`#[retry]` runs the body again after a failure, so it cannot take `self` by \
+                 value (the first attempt would consume it); take `&self` or `&mut self` \
+                 (or `self: &Arc<Self>` for a smart pointer)",
+            );
+        }
+    }
+    match &sig.output {
+        ReturnType::Default => {
+            // From `fn` to the closing parenthesis: the place a `-> ...` goes.
+            let mut tokens = proc_macro2::TokenStream::new();
+            sig.fn_token.to_tokens(&mut tokens);
+            sig.ident.to_tokens(&mut tokens);
+            sig.paren_token
+                .surround(&mut tokens, |t| sig.inputs.to_tokens(t));
+            errors.at(
+                tokens,
+                format_args!(
+                    "`{}` returns nothing, but `#[retry]` needs a fn returning `Result<T, E>` \
+                     with `E: Classify` to decide whether to retry; add `-> Result<T, E>`",
+                    sig.ident
+                ),
+            );
+        }
+        ReturnType::Type(_, ty) => check_return_type(ty, errors),
+    }
+}
+
+/// Rejects return types that cannot be a `Result` whatever is in scope.
+///
+/// A path (`Result<T, E>`, `io::Result<T>`, an alias) may or may not be
+/// one: that is the runtime trait's call.
+fn check_return_type(ty: &Type, errors: &mut Errors) {
+    let ty = strip_groups(ty);
+    let what = match ty {
+        Type::Path(_) | Type::Macro(_) | Type::Verbatim(_) => return,
+        Type::ImplTrait(_) => {
+            errors.at(
+                ty,
+                "`#[retry]` needs a fn returning `Result<T, E>` with `E: Classify`, not \
+                 `impl Trait`; for a future, write an `async fn` returning `Result<T, E>`",
+            );
+            return;
+        }
+        Type::Tuple(tuple) if tuple.elems.is_empty() => "`()`".to_owned(),
+        _ => format!("`{}`", ty.to_token_stream()),
+    };
+    errors.at(
+        ty,
+        format_args!(
+            "`#[retry]` needs a fn returning `Result<T, E>` with `E: Classify`, found {what}; \
+             return a `Result` whose error type says whether to retry"
+        ),
+    );
+}
+
+/// Strips the invisible groups `macro_rules!` wraps around `$t:ty`, and parentheses.
+fn strip_groups(mut ty: &Type) -> &Type {
+    loop {
+        match ty {
+            Type::Group(group) => ty = &group.elem,
+            Type::Paren(paren) => ty = &paren.elem,
+            _ => return ty,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use crate::retry::expand;
+    use crate::retry::tests::errors_of;
+
+    fn errors(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> Vec<String> {
+        errors_of(&expand(args, item))
+    }
+
+    #[test]
+    fn cap_below_base_is_an_error_on_cap() {
+        let e = errors(
+            quote!(base = "1s", cap = "500ms"),
+            quote!(
+                fn f() -> R {
+                    x
+                }
+            ),
+        );
+        assert_eq!(e.len(), 1);
+        assert!(e[0].contains("`cap` (500ms) is below `base` (1s)"), "{e:?}");
+        let e = errors(
+            quote!(cap = "100ms"),
+            quote!(
+                fn f() -> R {
+                    x
+                }
+            ),
+        );
+        assert!(e[0].contains("the default `base` (200ms)"), "{e:?}");
+        let e = errors(
+            quote!(base = "1m"),
+            quote!(
+                fn f() -> R {
+                    x
+                }
+            ),
+        );
+        assert!(e[0].contains("above the default `cap` (20s)"), "{e:?}");
+        assert!(
+            errors(
+                quote!(base = "1s", cap = "1s"),
+                quote!(
+                    fn f() -> R {
+                        x
+                    }
+                )
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn receivers_by_value_are_errors() {
+        for receiver in [
+            quote!(self),
+            quote!(mut self),
+            quote!(self: Self),
+            quote!(self: Box<Self>),
+            quote!(self: std::sync::Arc<Self>),
+        ] {
+            let e = errors(quote!(), quote!(fn f(#receiver) -> R { x }));
+            assert_eq!(e.len(), 1, "{receiver}: {e:?}");
+            assert!(e[0].contains("cannot take `self` by value"), "{e:?}");
+        }
+        for receiver in [
+            quote!(&self),
+            quote!(&mut self),
+            quote!(&'a self),
+            quote!(self: &Self),
+            quote!(self: &mut Self),
+            quote!(self: &std::sync::Arc<Self>),
+        ] {
+            assert!(errors(quote!(), quote!(fn f(#receiver) -> R { x })).is_empty());
+        }
+    }
+
+    #[test]
+    fn impossible_return_types_are_errors() {
+        for ret in [
+            quote!(),
+            quote!(-> ()),
+            quote!(-> &str),
+            quote!(-> impl Future<Output = R>),
+            quote!(-> (R, R)),
+        ] {
+            let e = errors(quote!(), quote!(fn f() #ret { x }));
+            assert_eq!(e.len(), 1, "{ret}: {e:?}");
+            assert!(e[0].contains("Result<T, E>"), "{e:?}");
+        }
+        for ret in [
+            quote!(-> Result<u8, E>),
+            quote!(-> io::Result<u8>),
+            quote!(-> Fallible),
+        ] {
+            assert!(errors(quote!(), quote!(fn f() #ret { x })).is_empty());
+        }
+    }
+
+    #[test]
+    fn const_extern_and_declarations_are_errors() {
+        let e = errors(
+            quote!(),
+            quote!(
+                const fn f() -> R {
+                    x
+                }
+            ),
+        );
+        assert!(e[0].contains("`const fn`"), "{e:?}");
+        let e = errors(
+            quote!(),
+            quote!(
+                extern "C" fn f() -> R {
+                    x
+                }
+            ),
+        );
+        assert!(e[0].contains("`extern` fn"), "{e:?}");
+        let e = errors(
+            quote!(),
+            quote!(
+                fn f(&self) -> R;
+            ),
+        );
+        assert!(e[0].contains("needs the fn's body"), "{e:?}");
+        let e = errors(
+            quote!(),
+            quote!(
+                struct S;
+            ),
+        );
+        assert!(e[0].contains("goes on a fn"), "{e:?}");
+    }
+
+    #[test]
+    fn unsafe_fns_are_allowed() {
+        assert!(
+            errors(
+                quote!(),
+                quote!(
+                    unsafe fn f() -> R {
+                        x
+                    }
+                )
+            )
+            .is_empty()
+        );
+    }
+}
