@@ -1,0 +1,152 @@
+//! `#[retry]` allocates nothing: a counting global allocator sees no heap
+//! allocation for a call that succeeds at once, nor for one that retries
+//! twice, sync or async (after a first call has warmed up the thread: the
+//! jitter RNG and tokio's timer allocate once, on first use).
+//!
+//! One test in its own binary, counting on its own thread only, so the test
+//! harness and other tests add no noise.
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::time::Duration;
+
+use tenacious::{Classify, ErrorClass, retry};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; counting touches
+// only a const-initialised thread-local, which never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: the caller upholds `alloc`'s contract, which `System` shares.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: as `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: as `alloc`; `ptr` came from this allocator, so from `System`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator, so from `System`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+fn count() {
+    // `try_with`: allocations during thread teardown are not this test's.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Heap allocations made on this thread while `f` runs.
+fn allocations<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    let before = ALLOCATIONS.with(Cell::get);
+    let value = f();
+    (value, ALLOCATIONS.with(Cell::get) - before)
+}
+
+#[derive(Debug, PartialEq)]
+enum Flaky {
+    Timeout,
+}
+
+impl Classify for Flaky {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Transient
+    }
+}
+
+thread_local! {
+    static FAILURES_LEFT: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Fails the next `n` attempts.
+fn fail_next(n: u32) {
+    FAILURES_LEFT.with(|f| f.set(n));
+}
+
+fn attempt() -> Result<u32, Flaky> {
+    FAILURES_LEFT.with(|left| match left.get() {
+        0 => Ok(7),
+        n => {
+            left.set(n - 1);
+            Err(Flaky::Timeout)
+        }
+    })
+}
+
+#[retry(max = 3, base = "1us", cap = "2us", jitter = "full")]
+fn sync_call(key: &str) -> Result<u32, Flaky> {
+    let _ = key.len();
+    attempt()
+}
+
+#[retry(max = 3, base = "10ms", jitter = "decorrelated")]
+async fn async_call(key: &str) -> Result<u32, Flaky> {
+    let _ = key.len();
+    attempt()
+}
+
+#[test]
+fn retried_calls_do_not_allocate() {
+    // Warm up: the first retrying call seeds this thread's jitter RNG.
+    fail_next(2);
+    assert_eq!(sync_call("k"), Ok(7));
+
+    let (result, happy) = allocations(|| sync_call("k"));
+    assert_eq!(result, Ok(7));
+    assert_eq!(happy, 0, "a sync call that succeeds at once allocated");
+
+    fail_next(2);
+    let (result, retried) = allocations(|| sync_call("k"));
+    assert_eq!(result, Ok(7));
+    assert_eq!(FAILURES_LEFT.with(Cell::get), 0, "the call did not retry");
+    assert_eq!(retried, 0, "a sync call that retried twice allocated");
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        // Warm up tokio's timer on this runtime.
+        fail_next(2);
+        assert_eq!(async_call("k").await, Ok(7));
+
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = async_call("k").await;
+        let happy = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!(result, Ok(7));
+        assert_eq!(happy, 0, "an async call that succeeds at once allocated");
+
+        fail_next(2);
+        let started = tokio::time::Instant::now();
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = async_call("k").await;
+        let retried = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!(result, Ok(7));
+        assert!(
+            started.elapsed() >= Duration::from_millis(20),
+            "the call did not back off"
+        );
+        assert_eq!(retried, 0, "an async call that retried twice allocated");
+    });
+
+    // The counter counts: a `Vec` of one byte is one allocation.
+    let (_, one) = allocations(|| std::hint::black_box(vec![1u8]));
+    assert_eq!(one, 1);
+}

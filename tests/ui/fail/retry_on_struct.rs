@@ -1,0 +1,15 @@
+use tenacious::{Classify, ErrorClass, retry};
+
+#[derive(Debug)]
+struct Flaky;
+
+impl Classify for Flaky {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Transient
+    }
+}
+
+#[retry]
+struct NotAFn;
+
+fn main() {}
