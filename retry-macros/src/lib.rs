@@ -11,8 +11,111 @@ mod retry;
 
 use proc_macro::TokenStream;
 
-/// Retries a fn returning `Result<T, E>` where `E: Classify`. See the
-/// `tenacious` crate documentation.
+/// Retries a fn returning `Result<T, E>` where `E: Classify`: each error is
+/// classified, and only the classes in `on` are retried, with a backoff
+/// between attempts.
+///
+/// Goes on `async fn` (sleeping on tokio's timer) and plain `fn` (sleeping
+/// the thread): free fns, `&self` and `&mut self` methods of inherent and
+/// trait impls, generic fns, fns with `impl Trait` arguments or lifetimes,
+/// `unsafe fn`. The signature, doc comments and other attributes are kept
+/// as written.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Classify, ErrorClass, retry};
+///
+/// #[derive(Debug)]
+/// enum ToolError {
+///     Timeout,
+///     BadArguments,
+/// }
+///
+/// impl Classify for ToolError {
+///     fn classify(&self) -> ErrorClass {
+///         match self {
+///             ToolError::Timeout => ErrorClass::Transient,
+///             ToolError::BadArguments => ErrorClass::Invalid,
+///         }
+///     }
+/// }
+///
+/// #[retry(max = 3, base = "200ms", jitter = "full", on = Transient | RateLimited)]
+/// async fn search(query: &str, calls: &mut u32) -> Result<usize, ToolError> {
+///     *calls += 1;
+///     if *calls < 3 { Err(ToolError::Timeout) } else { Ok(query.len()) }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let mut calls = 0;
+/// assert_eq!(search("rust", &mut calls).await.unwrap(), 4);
+/// assert_eq!(calls, 3); // two timeouts, then a success
+/// # }
+/// ```
+///
+/// # Keys
+///
+/// | key | meaning | default |
+/// |---|---|---|
+/// | `max` | total attempts, the first included (at least 1) | `3` |
+/// | `base` | first backoff ceiling | `"200ms"` |
+/// | `cap` | ceiling of any backoff, applied after jitter (at least `base`) | `"20s"` |
+/// | `jitter` | `"full"`, `"equal"`, `"decorrelated"` or `"none"` | `"full"` |
+/// | `on` | retried classes, `\|`-joined: `Transient`, `RateLimited` | `Transient \| RateLimited` |
+/// | `when` | path to a `fn(&E) -> bool`, AND-ed with `on` | none |
+/// | `max_retry_after` | longest server hint honoured; a longer one returns the error at once | `"120s"` |
+/// | `notify` | path to a `fn(&E, &RetryEvent)`, called before each sleep | none |
+/// | `crate` | path to the `tenacious` crate, for re-exports | `::tenacious` |
+///
+/// Durations are string literals of a number and a unit (`h`, `m`, `s`,
+/// `ms`, `us`, `ns`), with decimals and combinations: `"1.5s"`, `"1m30s"`.
+/// They are parsed at compile time into a `const` `Policy`; none may be
+/// zero. `Invalid` and `Fatal` cannot go in `on`: they are never retried,
+/// and `when` can only narrow `on`.
+///
+/// # Each attempt borrows the arguments
+///
+/// The body runs once per attempt, inline, in a loop: as a non-`move`
+/// `async` block (async fn) or an immediately called closure (sync fn).
+/// So:
+///
+/// - every attempt borrows the arguments and `self` again; nothing is
+///   cloned, and `&mut self` methods work, each attempt seeing what the
+///   previous one changed (as does a `mut` argument);
+/// - `return` and `?` in the body end the attempt, not the call: the
+///   engine then decides whether to retry;
+/// - a body that moves an argument out cannot run twice and does not
+///   compile ("value moved here, in previous iteration of loop"): clone it
+///   inside the body instead;
+/// - dropping the future during a backoff cancels the sleep; no further
+///   attempt runs;
+/// - nothing is allocated on the heap.
+///
+/// ```compile_fail,E0382
+/// # use tenacious::{Classify, ErrorClass, retry};
+/// # #[derive(Debug)] struct Flaky;
+/// # impl Classify for Flaky { fn classify(&self) -> ErrorClass { ErrorClass::Transient } }
+/// fn send(message: String) -> Result<(), Flaky> { Ok(()) }
+///
+/// #[retry]
+/// fn call(message: String) -> Result<(), Flaky> {
+///     send(message) // moves `message`: write `send(message.clone())`
+/// }
+/// ```
+///
+/// For the same reason `self` cannot be taken by value (`self`,
+/// `mut self`, `self: Box<Self>`, `self: Arc<Self>`): take `&self`,
+/// `&mut self` or `self: &Arc<Self>`. `const fn` and `extern` fns are
+/// rejected too.
+///
+/// # Checked at compile time
+///
+/// Every key and value, with the error on the offending token and a word
+/// on what to write instead; then, through the type system and on the
+/// user's tokens, that the return type is a `Result` (aliases such as
+/// `io::Result<T>` are fine) whose error type implements `Classify`, and
+/// that `when` and `notify` have the signatures above.
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     retry::expand(args.into(), item.into()).into()
