@@ -31,7 +31,21 @@ pub fn public() -> Result<(), Flaky> {
     Ok(())
 }
 
+// The return type drives inference in the body, as it would without the
+// attribute.
+#[retry]
+fn collected() -> Result<Vec<u8>, Flaky> {
+    (1..4).map(Ok).collect()
+}
+
+#[retry]
+fn defaulted() -> Result<(String, u64), Flaky> {
+    Ok(Default::default())
+}
+
 fn main() {
     assert_eq!(parse("7").unwrap(), 7);
+    assert_eq!(collected().unwrap(), [1, 2, 3]);
+    assert_eq!(defaulted().unwrap(), (String::new(), 0));
     public().unwrap();
 }
