@@ -112,6 +112,9 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         )
     };
 
+    // A `const` block, so the policy is still built at compile time, bound
+    // to a hygienic local: a named `const` item in the fn body would be in
+    // scope for the user's body and could capture one of its names.
     let policy_value = policy_expr(args, &private);
 
     // Inner attributes cannot stay inside the rewritten body; on the fn
