@@ -2,7 +2,56 @@
 //!
 //! Declarative, classified retries for LLM agents and tool executors.
 //!
-//! (Crate documentation is written with the README.)
+//! Each retry decision is declared next to the error variant it belongs to,
+//! with [`derive@Classify`], and the retry loop is generated at compile time
+//! by [`macro@retry`] against a small runtime:
+//!
+//! - [`ErrorClass::Transient`] errors back off and retry,
+//! - [`ErrorClass::RateLimited`] errors wait the server's hint (bounded by
+//!   `max_retry_after`), else back off,
+//! - [`ErrorClass::Invalid`] and [`ErrorClass::Fatal`] errors are returned
+//!   after one attempt: retrying them unchanged cannot help.
+//!
+//! ```
+//! use std::time::Duration;
+//! use tenacious::{Classify, ErrorClass, retry};
+//!
+//! #[derive(Debug, Classify)]
+//! enum ToolError {
+//!     #[classify(transient)]
+//!     Timeout,
+//!     #[classify(rate_limited)]
+//!     TooManyRequests { #[classify(retry_after)] wait: Option<Duration> },
+//!     #[classify(invalid, hint = "fix the arguments: {0}")]
+//!     BadArguments(String),
+//!     #[classify(fatal, hint = "credentials are wrong; a human must fix them")]
+//!     Unauthorized,
+//! }
+//!
+//! #[retry(max = 3, base = "200ms", jitter = "full", on = Transient | RateLimited)]
+//! async fn search(query: &str, calls: &mut u32) -> Result<String, ToolError> {
+//!     *calls += 1;
+//!     match *calls {
+//!         1 => Err(ToolError::Timeout),
+//!         2 => Err(ToolError::TooManyRequests { wait: Some(Duration::from_secs(1)) }),
+//!         _ => Ok(format!("results for {query}")),
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let mut calls = 0;
+//! assert_eq!(search("rust", &mut calls).await.unwrap(), "results for rust");
+//! assert_eq!(calls, 3);
+//!
+//! let bad = ToolError::BadArguments("`limit` must be positive".into());
+//! assert_eq!(bad.classify(), ErrorClass::Invalid);
+//! assert_eq!(bad.hint().as_deref(), Some("fix the arguments: `limit` must be positive"));
+//! # }
+//! ```
+//!
+//! The same settings run closures by hand through [`Policy`], with the same
+//! decision engine, so both behave identically.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
