@@ -120,6 +120,65 @@ pub(crate) fn delay<R: Rng + ?Sized>(
     }
 }
 
+/// The delay before retry `retry` (1 for the first retry) under `jitter`,
+/// drawn from `rng`: the formula `#[retry]` and [`Policy`](crate::Policy)
+/// use, as a pure function.
+///
+/// `prev` is the delay this function returned for the previous retry of the
+/// same call, or `base` before the first; only [`Jitter::Decorrelated`]
+/// reads it. The result is never above `cap`; durations beyond `u64`
+/// nanoseconds (about 584 years) saturate, and no `retry` overflows or
+/// panics. A server's `Retry-After` hint is not involved: this is the
+/// backoff alone.
+///
+/// For simulations and for loops written by hand that need their own seeded
+/// RNG (any `rand` 0.10 [`Rng`]) rather than the per-thread one
+/// [`seed_jitter`] seeds.
+///
+/// ```
+/// use std::time::Duration;
+/// use rand::{SeedableRng, rngs::SmallRng};
+/// use tenacious_runtime::{Jitter, backoff_delay};
+///
+/// let (base, cap) = (Duration::from_millis(100), Duration::from_secs(1));
+/// let mut rng = SmallRng::seed_from_u64(7);
+///
+/// // Without jitter: 100 ms, 200 ms, 400 ms, 800 ms, then the cap.
+/// let ceilings: Vec<_> = (1..=5)
+///     .map(|n| backoff_delay(Jitter::None, base, cap, n, base, &mut rng))
+///     .collect();
+/// assert_eq!(ceilings[3], Duration::from_millis(800));
+/// assert_eq!(ceilings[4], cap);
+///
+/// // Full jitter: anywhere up to the ceiling.
+/// let third = backoff_delay(Jitter::Full, base, cap, 3, base, &mut rng);
+/// assert!(third <= Duration::from_millis(400));
+///
+/// // Decorrelated: each delay feeds the next.
+/// let mut prev = base;
+/// for n in 1..=10 {
+///     prev = backoff_delay(Jitter::Decorrelated, base, cap, n, prev, &mut rng);
+///     assert!(prev >= base && prev <= cap);
+/// }
+/// ```
+pub fn backoff_delay<R: Rng + ?Sized>(
+    jitter: Jitter,
+    base: std::time::Duration,
+    cap: std::time::Duration,
+    retry: u32,
+    prev: std::time::Duration,
+    rng: &mut R,
+) -> std::time::Duration {
+    std::time::Duration::from_nanos(delay(
+        jitter,
+        saturating_nanos(base),
+        saturating_nanos(cap),
+        retry,
+        saturating_nanos(prev),
+        rng,
+    ))
+}
+
 /// The wait for a server hint of `hint` nanoseconds: the hint plus uniform
 /// in `[0, min(hint / 10, 1 s)]`, never less than the hint. `Jitter::None`
 /// adds nothing.

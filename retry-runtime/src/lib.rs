@@ -79,7 +79,7 @@ mod reqwest_class;
 pub mod retry_after;
 mod run;
 
-pub use backoff::{Jitter, seed_jitter};
+pub use backoff::{Jitter, backoff_delay, seed_jitter};
 pub use classify::{Classify, ErrorClass};
 pub use engine::{RetryEvent, StopReason};
 #[cfg(feature = "http")]
