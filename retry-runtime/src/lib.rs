@@ -68,6 +68,7 @@
 #![forbid(unsafe_code)]
 
 mod backoff;
+pub mod chaos;
 mod classify;
 mod classify_derive;
 mod engine;
