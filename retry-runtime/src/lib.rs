@@ -67,6 +67,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "agent")]
+pub mod agent;
 mod backoff;
 pub mod chaos;
 mod classify;

@@ -1,0 +1,273 @@
+//! `Observation`: a failed tool call as the model should read it.
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Classify, ErrorClass};
+
+/// What the model should do about a failed tool call: the `status` of an
+/// [`Observation`], one per error class.
+///
+/// | class | status | the model should |
+/// |---|---|---|
+/// | `transient` | `"retry_later"` | try the call again later, or reach the goal another way |
+/// | `rate_limited` | `"wait_and_retry"` | wait `retry_after_ms` (when given), then call again |
+/// | `invalid` | `"fix_input"` | change the arguments: the same call fails the same way |
+/// | `fatal` | `"escalate"` | stop and tell the user: a human must fix it |
+///
+/// ```
+/// use tenacious_runtime::ErrorClass;
+/// use tenacious_runtime::agent::Status;
+///
+/// assert_eq!(Status::for_class(ErrorClass::Invalid), Status::FixInput);
+/// assert_eq!(Status::Escalate.as_str(), "escalate");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// A temporary failure outlasted the retries: try later or another way.
+    RetryLater,
+    /// Rate limited: wait the server's hint, then call again.
+    WaitAndRetry,
+    /// The request was wrong: fix the arguments before calling again.
+    FixInput,
+    /// A fault a human must fix: stop, do not retry, tell the user.
+    Escalate,
+}
+
+impl Status {
+    /// The status for an error of `class` (the table on [`Status`]).
+    #[must_use]
+    pub const fn for_class(class: ErrorClass) -> Self {
+        match class {
+            ErrorClass::Transient => Self::RetryLater,
+            ErrorClass::RateLimited => Self::WaitAndRetry,
+            ErrorClass::Invalid => Self::FixInput,
+            ErrorClass::Fatal => Self::Escalate,
+        }
+    }
+
+    /// The name it serialises as: `"retry_later"`, `"wait_and_retry"`,
+    /// `"fix_input"` or `"escalate"`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::RetryLater => "retry_later",
+            Self::WaitAndRetry => "wait_and_retry",
+            Self::FixInput => "fix_input",
+            Self::Escalate => "escalate",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed tool call, structured for the model: the tool message an agent
+/// loop appends so the model can decide its next step.
+///
+/// Serialises (with serde) as exactly these fields:
+///
+/// | field | value |
+/// |---|---|
+/// | `tool_call_id` | the id of the call the model made |
+/// | `status` | what to do next, see [`Status`] |
+/// | `error` | the error's `Display` |
+/// | `class` | `"transient"`, `"rate_limited"`, `"invalid"` or `"fatal"` |
+/// | `attempts` | attempts the call layer made (1 for a bare error) |
+/// | `retry_after_ms` | the server's wait hint in whole milliseconds, rounded up; `null` without one |
+/// | `system_hint` | the error's [`Classify::hint`], else [`Observation::default_hint`] for its class |
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious_runtime::agent::{Observation, Status};
+/// use tenacious_runtime::{Classify, ErrorClass};
+///
+/// #[derive(Debug)]
+/// struct TooManyRequests;
+/// impl std::fmt::Display for TooManyRequests {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("429 Too Many Requests")
+///     }
+/// }
+/// impl Classify for TooManyRequests {
+///     fn classify(&self) -> ErrorClass { ErrorClass::RateLimited }
+///     fn retry_after(&self) -> Option<Duration> { Some(Duration::from_secs(2)) }
+/// }
+///
+/// let obs = Observation::from_error("call_7", &TooManyRequests);
+/// assert_eq!(obs.status, Status::WaitAndRetry);
+/// assert_eq!(obs.retry_after_ms, Some(2000));
+/// assert_eq!(obs.system_hint, "rate limited: wait 2000 ms before calling this tool again, or do other work meanwhile");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Observation {
+    /// The id of the tool call this answers, as the model sent it.
+    pub tool_call_id: String,
+    /// What the model should do next.
+    pub status: Status,
+    /// The error, as its `Display` writes it.
+    pub error: String,
+    /// The error's class.
+    #[serde(with = "class_name")]
+    pub class: ErrorClass,
+    /// Attempts the call layer made before giving up (1 for a bare error).
+    pub attempts: u32,
+    /// How long the server asked to wait, in milliseconds (rounded up, so
+    /// waiting this long is never too short); `None` without a hint.
+    pub retry_after_ms: Option<u64>,
+    /// Advice for the model: the error's own hint, else one per class.
+    pub system_hint: String,
+}
+
+impl Observation {
+    /// The observation of one failed attempt (`attempts` is 1).
+    ///
+    /// ```
+    /// use tenacious_runtime::agent::{Observation, Status};
+    ///
+    /// let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+    /// let obs = Observation::from_error("call_1", &denied);
+    /// assert_eq!(obs.status, Status::Escalate);
+    /// assert_eq!(obs.attempts, 1);
+    /// assert_eq!(obs.error, "permission denied");
+    /// ```
+    #[must_use]
+    pub fn from_error<E>(tool_call_id: impl Into<String>, error: &E) -> Self
+    where
+        E: Classify + fmt::Display + ?Sized,
+    {
+        Self::build(tool_call_id.into(), error, 1)
+    }
+
+    fn build<E>(tool_call_id: String, error: &E, attempts: u32) -> Self
+    where
+        E: Classify + fmt::Display + ?Sized,
+    {
+        let class = error.classify();
+        let retry_after = error.retry_after();
+        let system_hint = match error.hint() {
+            Some(hint) => hint.into_owned(),
+            None => Self::default_hint(class, retry_after).into_owned(),
+        };
+        Self {
+            tool_call_id,
+            status: Status::for_class(class),
+            error: error.to_string(),
+            class,
+            attempts,
+            retry_after_ms: retry_after.map(ceil_millis),
+            system_hint,
+        }
+    }
+
+    /// The `system_hint` for an error of `class` that brings no hint of its
+    /// own; `retry_after` is the server's wait hint, if any.
+    ///
+    /// | class | hint |
+    /// |---|---|
+    /// | `transient` | "temporary failure: try again later, or reach the goal another way" |
+    /// | `rate_limited` | "rate limited: wait N ms before calling this tool again, or do other work meanwhile" (without a wait hint: "rate limited: wait before calling this tool again, or do other work meanwhile") |
+    /// | `invalid` | "the request was rejected: fix the arguments as the error says; the same call will fail again" |
+    /// | `fatal` | "a fault a human must fix: stop, do not retry, and tell the user what failed" |
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious_runtime::ErrorClass;
+    /// use tenacious_runtime::agent::Observation;
+    ///
+    /// let hint = Observation::default_hint(ErrorClass::RateLimited, Some(Duration::from_micros(1500)));
+    /// assert!(hint.contains("wait 2 ms"));
+    /// ```
+    #[must_use]
+    pub fn default_hint(class: ErrorClass, retry_after: Option<Duration>) -> Cow<'static, str> {
+        match (class, retry_after) {
+            (ErrorClass::Transient, _) => {
+                "temporary failure: try again later, or reach the goal another way".into()
+            }
+            (ErrorClass::RateLimited, Some(wait)) => format!(
+                "rate limited: wait {} ms before calling this tool again, or do other work meanwhile",
+                ceil_millis(wait)
+            )
+            .into(),
+            (ErrorClass::RateLimited, None) => {
+                "rate limited: wait before calling this tool again, or do other work meanwhile"
+                    .into()
+            }
+            (ErrorClass::Invalid, _) => {
+                "the request was rejected: fix the arguments as the error says; the same call will fail again"
+                    .into()
+            }
+            (ErrorClass::Fatal, _) => {
+                "a fault a human must fix: stop, do not retry, and tell the user what failed".into()
+            }
+        }
+    }
+}
+
+/// Whole milliseconds, rounded up and saturating: a model told to wait this
+/// long never comes back before the server allows.
+fn ceil_millis(wait: Duration) -> u64 {
+    u64::try_from(wait.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
+}
+
+/// `ErrorClass` as its `snake_case` name. Kept here, not as impls on
+/// `ErrorClass`, so the class type itself carries no serde dependency.
+mod class_name {
+    use std::borrow::Cow;
+
+    use serde::de::{self, Deserialize, Deserializer};
+    use serde::ser::Serializer;
+
+    use crate::ErrorClass;
+
+    #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `with` passes a reference
+    pub(super) fn serialize<S: Serializer>(class: &ErrorClass, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(class.as_str())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ErrorClass, D::Error> {
+        let name = <Cow<'de, str>>::deserialize(d)?;
+        ErrorClass::ALL
+            .into_iter()
+            .find(|class| class.as_str() == name)
+            .ok_or_else(|| {
+                de::Error::unknown_variant(
+                    &name,
+                    &["transient", "rate_limited", "invalid", "fatal"],
+                )
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn millis_round_up_and_saturate() {
+        assert_eq!(ceil_millis(Duration::ZERO), 0);
+        assert_eq!(ceil_millis(Duration::from_nanos(1)), 1);
+        assert_eq!(ceil_millis(Duration::from_millis(1500)), 1500);
+        assert_eq!(ceil_millis(Duration::from_nanos(1_500_001)), 2);
+        assert_eq!(ceil_millis(Duration::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn status_follows_class() {
+        let statuses: Vec<_> = ErrorClass::ALL
+            .into_iter()
+            .map(|c| Status::for_class(c).as_str())
+            .collect();
+        assert_eq!(
+            statuses,
+            ["retry_later", "wait_and_retry", "fix_input", "escalate"]
+        );
+    }
+}

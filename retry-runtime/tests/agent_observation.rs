@@ -1,0 +1,180 @@
+//! `Observation`: the exact JSON a model reads for each class of failure.
+#![cfg(feature = "agent")]
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+use tenacious_runtime::agent::{Observation, Status};
+use tenacious_runtime::chaos::{ChaosError, Fault};
+use tenacious_runtime::{Classify, ErrorClass};
+
+/// A tool error with every `Classify` answer settable.
+#[derive(Debug)]
+struct ToolError {
+    message: &'static str,
+    class: ErrorClass,
+    retry_after: Option<Duration>,
+    hint: Option<&'static str>,
+}
+
+impl ToolError {
+    const fn new(message: &'static str, class: ErrorClass) -> Self {
+        Self {
+            message,
+            class,
+            retry_after: None,
+            hint: None,
+        }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message)
+    }
+}
+
+impl Classify for ToolError {
+    fn classify(&self) -> ErrorClass {
+        self.class
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        self.hint.map(Cow::Borrowed)
+    }
+}
+
+fn json(observation: &Observation) -> String {
+    serde_json::to_string(observation).unwrap()
+}
+
+#[test]
+fn transient() {
+    let error = ToolError::new("connection reset by peer", ErrorClass::Transient);
+    assert_eq!(
+        json(&Observation::from_error("call_1", &error)),
+        r#"{"tool_call_id":"call_1","status":"retry_later","error":"connection reset by peer","class":"transient","attempts":1,"retry_after_ms":null,"system_hint":"temporary failure: try again later, or reach the goal another way"}"#
+    );
+}
+
+#[test]
+fn rate_limited_with_a_retry_after() {
+    let error = ToolError {
+        retry_after: Some(Duration::from_millis(2500)),
+        ..ToolError::new("429 Too Many Requests", ErrorClass::RateLimited)
+    };
+    assert_eq!(
+        json(&Observation::from_error("call_2", &error)),
+        r#"{"tool_call_id":"call_2","status":"wait_and_retry","error":"429 Too Many Requests","class":"rate_limited","attempts":1,"retry_after_ms":2500,"system_hint":"rate limited: wait 2500 ms before calling this tool again, or do other work meanwhile"}"#
+    );
+}
+
+#[test]
+fn rate_limited_without_a_retry_after() {
+    let error = ToolError::new("429 Too Many Requests", ErrorClass::RateLimited);
+    assert_eq!(
+        json(&Observation::from_error("call_3", &error)),
+        r#"{"tool_call_id":"call_3","status":"wait_and_retry","error":"429 Too Many Requests","class":"rate_limited","attempts":1,"retry_after_ms":null,"system_hint":"rate limited: wait before calling this tool again, or do other work meanwhile"}"#
+    );
+}
+
+#[test]
+fn invalid() {
+    let error = ToolError::new("unknown field `qurey`", ErrorClass::Invalid);
+    assert_eq!(
+        json(&Observation::from_error("call_4", &error)),
+        r#"{"tool_call_id":"call_4","status":"fix_input","error":"unknown field `qurey`","class":"invalid","attempts":1,"retry_after_ms":null,"system_hint":"the request was rejected: fix the arguments as the error says; the same call will fail again"}"#
+    );
+}
+
+#[test]
+fn fatal() {
+    let error = ToolError::new("401 Unauthorized", ErrorClass::Fatal);
+    assert_eq!(
+        json(&Observation::from_error("call_5", &error)),
+        r#"{"tool_call_id":"call_5","status":"escalate","error":"401 Unauthorized","class":"fatal","attempts":1,"retry_after_ms":null,"system_hint":"a fault a human must fix: stop, do not retry, and tell the user what failed"}"#
+    );
+}
+
+#[test]
+fn the_errors_own_hint_replaces_the_default() {
+    let error = ToolError {
+        hint: Some("the API key was revoked; ask the user for a new one"),
+        ..ToolError::new("403 Forbidden", ErrorClass::Fatal)
+    };
+    let observation = Observation::from_error("call_6", &error);
+    assert_eq!(
+        observation.system_hint,
+        "the API key was revoked; ask the user for a new one"
+    );
+    assert_eq!(observation.status, Status::Escalate);
+}
+
+#[test]
+fn a_chaos_fault_reads_like_the_real_failure() {
+    let error = ChaosError::from(Fault::RateLimited(Duration::from_secs(3)));
+    assert_eq!(
+        json(&Observation::from_error("call_7", &error)),
+        r#"{"tool_call_id":"call_7","status":"wait_and_retry","error":"injected fault: rate limited, retry after 3s","class":"rate_limited","attempts":1,"retry_after_ms":3000,"system_hint":"rate limited: wait as long as the server asks, then retry"}"#
+    );
+}
+
+#[test]
+fn retry_after_rounds_up_to_whole_milliseconds_and_saturates() {
+    let mut error = ToolError::new("slow down", ErrorClass::RateLimited);
+    error.retry_after = Some(Duration::from_micros(1));
+    assert_eq!(Observation::from_error("c", &error).retry_after_ms, Some(1));
+    error.retry_after = Some(Duration::MAX);
+    let observation = Observation::from_error("c", &error);
+    assert_eq!(observation.retry_after_ms, Some(u64::MAX));
+    assert!(observation.system_hint.contains(&u64::MAX.to_string()));
+}
+
+#[test]
+fn every_class_round_trips_through_json() {
+    for class in ErrorClass::ALL {
+        let error = ToolError {
+            retry_after: Some(Duration::from_millis(10)),
+            ..ToolError::new("boom \"quoted\"\n", class)
+        };
+        let observation = Observation::from_error("call_9", &error);
+        let back: Observation = serde_json::from_str(&json(&observation)).unwrap();
+        assert_eq!(back, observation);
+        assert_eq!(back.class, class);
+        assert_eq!(back.status, Status::for_class(class));
+    }
+}
+
+#[test]
+fn an_unknown_class_or_status_is_rejected_with_the_valid_names() {
+    let good = r#"{"tool_call_id":"x","status":"retry_later","error":"e","class":"transient","attempts":1,"retry_after_ms":null,"system_hint":"h"}"#;
+    assert!(serde_json::from_str::<Observation>(good).is_ok());
+
+    let bad_class = good.replace(r#""class":"transient""#, r#""class":"flaky""#);
+    let error = serde_json::from_str::<Observation>(&bad_class)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("unknown variant `flaky`"), "{error}");
+    assert!(error.contains("rate_limited"), "{error}");
+
+    let bad_status = good.replace("retry_later", "give_up");
+    assert!(serde_json::from_str::<Observation>(&bad_status).is_err());
+}
+
+#[test]
+fn an_io_error_uses_its_display_and_class() {
+    let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "peer hung up");
+    let observation = Observation::from_error(String::from("call_10"), &reset);
+    assert_eq!(observation.tool_call_id, "call_10");
+    assert_eq!(observation.error, "peer hung up");
+    assert_eq!(observation.class, ErrorClass::Transient);
+    assert_eq!(observation.status, Status::RetryLater);
+    // A trait object works too: the error type may be erased.
+    let erased: &dyn ClassifyDisplay = &reset;
+    assert_eq!(Observation::from_error("call_10", erased), observation);
+}
+
+trait ClassifyDisplay: Classify + fmt::Display {}
+impl<T: Classify + fmt::Display> ClassifyDisplay for T {}
