@@ -1,11 +1,25 @@
 //! The decision engine shared by `#[retry]` and `Policy`.
+use std::fmt;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
+use crate::attempt::{Frame, IdempotencyKey, enter_nested};
 use crate::backoff::{self, with_thread_rng};
-use crate::{Classify, ErrorClass, Jitter, Policy};
+use crate::failure::{Failure, Provenance};
+use crate::{Classify, Elapsed, ErrorClass, Jitter, Nested, Policy, RetryBudget};
 
 /// Why a retried call stopped retrying.
+///
+/// `Display` gives a short lowercase phrase (`"exhausted"`, `"not
+/// retryable"`, …), as [`Failure`]'s one-line story uses it.
+///
+/// ```
+/// use tenacious_runtime::StopReason;
+///
+/// assert_eq!(StopReason::HintTooLong.to_string(), "hint too long");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum StopReason {
@@ -15,10 +29,36 @@ pub enum StopReason {
     NotRetryable,
     /// The server's hint was longer than `max_retry_after`.
     HintTooLong,
-    /// The next attempt could not finish before the deadline.
+    /// Waiting for the next attempt (the backoff or the server's hint)
+    /// would have ended at or past the deadline.
     Deadline,
-    /// The shared retry budget is empty.
+    /// The shared retry budget could not pay for another retry.
     Budget,
+    /// The call ran inside another retried call and made its one attempt
+    /// (see [`Nested`]); the outer call decides whether to try again.
+    Nested,
+}
+
+impl StopReason {
+    /// A short lowercase phrase: `"exhausted"`, `"not retryable"`, `"hint
+    /// too long"`, `"deadline"`, `"budget"` or `"nested"`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Exhausted => "exhausted",
+            Self::NotRetryable => "not retryable",
+            Self::HintTooLong => "hint too long",
+            Self::Deadline => "deadline",
+            Self::Budget => "budget",
+            Self::Nested => "nested",
+        }
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What `notify` is told before each sleep.
@@ -101,6 +141,51 @@ where
     }
 }
 
+/// [`Engine::step`] for a `#[retry]` fn declared to return
+/// `Result<T, Failure<E>>`: the attempt still returns `Result<T, E>`; each
+/// failed attempt is recorded in `provenance`, and a give-up returns the
+/// [`Failure`].
+pub fn step_failure<R, W, N>(
+    engine: &mut Engine<'_>,
+    provenance: &mut Provenance,
+    result: R,
+    when: W,
+    notify: N,
+) -> ControlFlow<Result<R::Ok, Failure<R::Error>>, Duration>
+where
+    R: RetryResult,
+    W: WhenFn<R::Error>,
+    N: NotifyFn<R::Error>,
+{
+    let step = engine.step_recording(
+        result.into_result(),
+        when,
+        notify,
+        |n, error, class, delay| {
+            provenance.record(n, error, class, delay);
+        },
+    );
+    match step {
+        ControlFlow::Break(Ok(value)) => ControlFlow::Break(Ok(value)),
+        ControlFlow::Break(Err(error)) => {
+            let stop = engine.stop_reason().unwrap_or(StopReason::Exhausted);
+            let provenance = std::mem::take(provenance);
+            ControlFlow::Break(Err(provenance.into_failure(stop, error)))
+        }
+        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+    }
+}
+
+/// The error a timed-out attempt of a `#[retry(timeout = "...")]` fn
+/// becomes: `E::from(elapsed)`.
+pub fn timed_out<R>(elapsed: Elapsed) -> R
+where
+    R: RetryResult,
+    R::Error: From<Elapsed>,
+{
+    R::from_result(Err(R::Error::from(elapsed)))
+}
+
 /// The `when` predicate: `fn(&E) -> bool`.
 #[diagnostic::on_unimplemented(
     message = "`when` must be a `fn(&{E}) -> bool`",
@@ -143,26 +228,72 @@ enum Decision {
 ///
 /// Created per call; after each attempt [`step`](Engine::step) says either
 /// `Break(result)` (return it) or `Continue(delay)` (sleep, then attempt
-/// again). It allocates nothing and reads no clock.
+/// again). Every reason to stop is decided here — class, `when`, `max`,
+/// server hints, the deadline, the budget, nesting — so `#[retry]` and the
+/// loops of [`Policy`] behave the same.
+///
+/// It allocates nothing. It reads the clock when the call starts only if
+/// the policy has a deadline or a timeout; otherwise first when an attempt
+/// fails.
 #[derive(Debug)]
 pub struct Engine<'p> {
     policy: &'p Policy,
     /// Attempts made so far.
     attempts: u32,
+    /// The most attempts this call makes: 1 when nested and `Nested::Once`.
+    max: u32,
+    /// Whether `max` was lowered to 1 because the call is nested.
+    nested_once: bool,
     /// The last backoff drawn, in nanoseconds, for decorrelated jitter.
     prev: u64,
     stop: Option<StopReason>,
+    /// When the call started (see the type's docs for when it is read).
+    start: Option<Instant>,
+    /// The call's idempotency key, once drawn (a nested call's is derived
+    /// at once).
+    key: Option<IdempotencyKey>,
+    /// The last attempt ran out of its timeout: its retry costs more.
+    timed_out: bool,
+    /// Tokens the last retry took from the budget: what a success gives back.
+    last_cost: u32,
 }
 
 impl<'p> Engine<'p> {
-    /// Starts a logical call.
+    /// Starts a logical call run by a [`Policy`] loop.
+    ///
+    /// Inside another retried call's attempt, this is a nested call (see
+    /// [`Nested`]).
     #[must_use]
-    pub const fn new(policy: &'p Policy) -> Self {
+    pub fn new(policy: &'p Policy) -> Self {
+        Self::named(policy, "")
+    }
+
+    /// Starts a logical call of the fn `name` (`#[retry]` passes the fn's
+    /// name; it feeds the idempotency key of a nested call).
+    #[must_use]
+    pub fn named(policy: &'p Policy, name: &str) -> Self {
+        let key = enter_nested(name);
+        let nested_once = key.is_some() && matches!(policy.nested_mode(), Nested::Once);
+        let start = if policy.deadline_nanos().is_some() || policy.timeout_nanos().is_some() {
+            Some(Instant::now())
+        } else {
+            None
+        };
         Self {
             policy,
             attempts: 0,
+            max: if nested_once {
+                1
+            } else {
+                policy.max_attempts()
+            },
+            nested_once,
             prev: policy.base_nanos(),
             stop: None,
+            start,
+            key,
+            timed_out: false,
+            last_cost: 0,
         }
     }
 
@@ -173,41 +304,81 @@ impl<'p> Engine<'p> {
     /// 1. its class is not in the policy's `on`, or `when` returns false
     ///    (`when` is asked only about classes in `on`): stop,
     ///    [`StopReason::NotRetryable`];
-    /// 2. `max` attempts were made: stop, [`StopReason::Exhausted`];
+    /// 2. `max` attempts were made: stop, [`StopReason::Exhausted`] (or
+    ///    [`StopReason::Nested`] for a nested call held to one attempt);
     /// 3. it carries a server hint (`retry_after()`, honoured for any retried
     ///    class) longer than `max_retry_after`: stop,
     ///    [`StopReason::HintTooLong`]; a shorter one is waited, plus up to a
     ///    tenth of it (at most 1 s) of jitter, none with `Jitter::None`;
-    /// 4. otherwise the backoff of the policy's jitter.
+    ///    otherwise the backoff of the policy's jitter;
+    /// 4. with a deadline, that wait would end at or past it: stop,
+    ///    [`StopReason::Deadline`];
+    /// 5. with a budget, it cannot pay for the retry (5 tokens, 10 after a
+    ///    timed-out attempt): stop, [`StopReason::Budget`].
     ///
     /// `notify` is called with the error and the delay just before
-    /// `Continue` is returned.
+    /// `Continue` is returned. A success gives the budget back what the
+    /// call's last retry took, or 1 token if it did not retry.
     pub fn step<T, E, W, N>(
         &mut self,
         result: Result<T, E>,
-        mut when: W,
-        mut notify: N,
+        when: W,
+        notify: N,
     ) -> ControlFlow<Result<T, E>, Duration>
     where
         E: Classify,
         W: WhenFn<E>,
         N: NotifyFn<E>,
     {
+        self.step_recording(result, when, notify, |_, _, _, _| {})
+    }
+
+    /// [`step`](Engine::step), telling `record` about each failed attempt:
+    /// its number, error, class and the delay before the next one (`None`
+    /// when the call stops).
+    pub(crate) fn step_recording<T, E, W, N, F>(
+        &mut self,
+        result: Result<T, E>,
+        mut when: W,
+        mut notify: N,
+        mut record: F,
+    ) -> ControlFlow<Result<T, E>, Duration>
+    where
+        E: Classify,
+        W: WhenFn<E>,
+        N: NotifyFn<E>,
+        F: FnMut(u32, &E, ErrorClass, Option<Duration>),
+    {
         self.attempts = self.attempts.saturating_add(1);
         let error = match result {
-            Ok(value) => return ControlFlow::Break(Ok(value)),
+            Ok(value) => {
+                if let Some(budget) = self.policy.retry_budget() {
+                    let refund = if self.last_cost > 0 {
+                        self.last_cost
+                    } else {
+                        RetryBudget::SUCCESS_REFUND
+                    };
+                    budget.refund(refund);
+                }
+                return ControlFlow::Break(Ok(value));
+            }
             Err(error) => error,
         };
+        if self.start.is_none() {
+            self.start = Some(Instant::now());
+        }
         let class = error.classify();
         match self.decide(&error, class, &mut when) {
             Decision::Stop(reason) => {
                 self.stop = Some(reason);
+                record(self.attempts, &error, class, None);
                 ControlFlow::Break(Err(error))
             }
             Decision::Retry(delay) => {
+                record(self.attempts, &error, class, Some(delay));
                 let event = RetryEvent {
                     attempt: self.attempts,
-                    max: self.policy.max_attempts(),
+                    max: self.max,
                     delay,
                     class,
                 };
@@ -217,19 +388,23 @@ impl<'p> Engine<'p> {
         }
     }
 
-    // Every reason to stop is checked here, so deadline and budget join as
-    // further checks rather than as changes to the loops.
+    // Every reason to stop is checked here and nowhere else.
     fn decide<E, W>(&mut self, error: &E, class: ErrorClass, when: &mut W) -> Decision
     where
         E: Classify,
         W: WhenFn<E>,
     {
+        let timed_out = std::mem::take(&mut self.timed_out);
         let policy = self.policy;
         if !policy.retried_classes().contains(class) || !when.call(error) {
             return Decision::Stop(StopReason::NotRetryable);
         }
-        if self.attempts >= policy.max_attempts() {
-            return Decision::Stop(StopReason::Exhausted);
+        if self.attempts >= self.max {
+            return Decision::Stop(if self.nested_once && policy.max_attempts() > 1 {
+                StopReason::Nested
+            } else {
+                StopReason::Exhausted
+            });
         }
         let jitter = policy.jitter_kind();
         let nanos = if let Some(hint) = error.retry_after() {
@@ -252,7 +427,69 @@ impl<'p> Engine<'p> {
             self.prev = nanos;
             nanos
         };
+        if let Some(deadline) = policy.deadline_nanos() {
+            // Strictly before: the next attempt needs some time of its own.
+            if self.elapsed_nanos().saturating_add(nanos) >= deadline {
+                return Decision::Stop(StopReason::Deadline);
+            }
+        }
+        if let Some(budget) = policy.retry_budget() {
+            let cost = if timed_out {
+                RetryBudget::TIMEOUT_RETRY_COST
+            } else {
+                RetryBudget::RETRY_COST
+            };
+            if !budget.try_acquire(cost) {
+                return Decision::Stop(StopReason::Budget);
+            }
+            self.last_cost = cost;
+        }
         Decision::Retry(Duration::from_nanos(nanos))
+    }
+
+    /// Nanoseconds since the call started, saturating; 0 before the clock
+    /// was first read.
+    fn elapsed_nanos(&self) -> u64 {
+        self.start
+            .map_or(0, |start| backoff::saturating_nanos(start.elapsed()))
+    }
+
+    /// How long the next attempt may run: the policy's timeout, cut to what
+    /// is left of the deadline; `None` when neither is set.
+    pub(crate) fn attempt_limit(&self) -> Option<Duration> {
+        let policy = self.policy;
+        let left = policy
+            .deadline_nanos()
+            .map(|deadline| deadline.saturating_sub(self.elapsed_nanos()));
+        let nanos = match (policy.timeout_nanos(), left) {
+            (Some(timeout), Some(left)) => timeout.min(left),
+            (Some(limit), None) | (None, Some(limit)) => limit,
+            (None, None) => return None,
+        };
+        Some(Duration::from_nanos(nanos))
+    }
+
+    /// Notes that the attempt just made ran out of its time.
+    pub(crate) fn note_timeout(&mut self) {
+        self.timed_out = true;
+    }
+
+    /// The context of the next attempt.
+    pub(crate) fn frame(&self) -> Frame {
+        Frame {
+            number: self.attempts.saturating_add(1),
+            max: self.max,
+            start: self.start,
+            key: self.key,
+            calls: 0,
+        }
+    }
+
+    /// Keeps what an attempt drew (its call's key) for the next ones.
+    pub(crate) fn adopt(&mut self, frame: &Frame) {
+        if self.key.is_none() {
+            self.key = frame.key;
+        }
     }
 
     /// Attempts made so far (saturating at `u32::MAX`).

@@ -69,11 +69,15 @@
 
 #[cfg(feature = "agent")]
 pub mod agent;
+mod attempt;
 mod backoff;
+mod budget;
 pub mod chaos;
 mod classify;
 mod classify_derive;
+mod elapsed;
 mod engine;
+mod failure;
 #[cfg(feature = "http")]
 mod http_class;
 mod policy;
@@ -82,20 +86,27 @@ mod reqwest_class;
 pub mod retry_after;
 mod run;
 
+pub use attempt::{Attempt, IdempotencyKey, ParseKeyError};
 pub use backoff::{Jitter, backoff_delay, seed_jitter};
+pub use budget::RetryBudget;
 pub use classify::{Classify, ErrorClass};
+pub use elapsed::Elapsed;
 pub use engine::{RetryEvent, StopReason};
+pub use failure::{AttemptRecord, Failure};
 #[cfg(feature = "http")]
 pub use http_class::HttpError;
-pub use policy::{Policy, RetryOn};
+pub use policy::{Nested, Policy, RetryOn};
 
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::classify_derive::RetryAfterField;
-    pub use crate::engine::{Engine, NotifyFn, RetryResult, WhenFn, always, ignore, step};
-    pub use crate::run::{sleep, sleep_blocking};
-    pub use crate::{Classify, ErrorClass, Jitter, Policy, RetryEvent, RetryOn};
+    pub use crate::engine::{
+        Engine, NotifyFn, RetryResult, WhenFn, always, ignore, step, step_failure, timed_out,
+    };
+    pub use crate::failure::Provenance;
+    pub use crate::run::{attempt, attempt_blocking, attempt_timed, sleep, sleep_blocking};
+    pub use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryEvent, RetryOn};
     pub use ::core::ops::ControlFlow;
     pub use ::core::option::Option;
     pub use ::core::result::Result;

@@ -4,7 +4,7 @@ use std::ops::{BitOr, BitOrAssign};
 use std::time::Duration;
 
 use crate::backoff::saturating_nanos;
-use crate::{ErrorClass, Jitter};
+use crate::{ErrorClass, Jitter, RetryBudget};
 
 /// The set of classes a policy retries: `Transient`, `RateLimited` or both.
 ///
@@ -99,6 +99,10 @@ impl fmt::Debug for RetryOn {
 /// | jitter | [`jitter`](Policy::jitter) | [`Jitter::Full`] |
 /// | retried classes | [`on`](Policy::on) | `Transient \| RateLimited` |
 /// | longest server hint honoured | [`max_retry_after`](Policy::max_retry_after) | 120 s |
+/// | per-attempt limit (async, [`retry_timed`](Policy::retry_timed)) | [`timeout`](Policy::timeout) | none |
+/// | whole-call limit | [`deadline`](Policy::deadline) | none |
+/// | shared retry budget | [`budget`](Policy::budget) | none |
+/// | inside another retried call | [`nested`](Policy::nested) | [`Nested::Once`] |
 ///
 /// Durations are held as whole nanoseconds in a `u64`: anything longer than
 /// about 584 years saturates there.
@@ -119,14 +123,84 @@ impl fmt::Debug for RetryOn {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Policy {
-    // Private so per-attempt timeout, deadline and a shared budget can join
-    // without breaking anyone.
+    // Private so settings can join without breaking anyone.
     max: u32,
     base: u64,
     cap: u64,
     jitter: Jitter,
     on: RetryOn,
     max_retry_after: u64,
+    timeout: Option<u64>,
+    deadline: Option<u64>,
+    budget: Option<BudgetRef>,
+    nested: Nested,
+}
+
+/// What a retried call does when it runs inside an attempt of another
+/// retried call.
+///
+/// Retries multiply when layered: an outer call of 3 attempts around an
+/// inner one of 3 makes 9 inner attempts against a service that is already
+/// failing. So by default the inner call makes one attempt and leaves the
+/// retrying to the outer call. Write `#[retry(nested = "retry")]` (or
+/// [`Policy::nested`]`(Nested::Retry)`) for an inner call that must retry on
+/// its own, say one whose errors the outer call does not retry.
+///
+/// "Inside" means: started while an attempt of another retried call runs on
+/// the same thread or in the same task (a task spawned by the attempt is
+/// not inside it).
+///
+/// ```
+/// use tenacious_runtime::{Nested, Policy};
+///
+/// assert_eq!(Policy::new().nested_mode(), Nested::Once);
+/// const INNER: Policy = Policy::new().nested(Nested::Retry);
+/// assert_eq!(INNER.nested_mode(), Nested::Retry);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Nested {
+    /// One attempt, whatever `max` says; a retryable error ends the call
+    /// with [`StopReason::Nested`](crate::StopReason::Nested). The default.
+    #[default]
+    Once,
+    /// Retry as the policy says, inside the outer call's attempt.
+    Retry,
+}
+
+impl Nested {
+    /// The name `#[retry(nested = "...")]` takes: `"once"` or `"retry"`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Once => "once",
+            Self::Retry => "retry",
+        }
+    }
+}
+
+/// A budget named by a policy: compared and hashed by address, since two
+/// buckets with the same balance are still two budgets.
+#[derive(Clone, Copy)]
+struct BudgetRef(&'static RetryBudget);
+
+impl PartialEq for BudgetRef {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for BudgetRef {}
+
+impl std::hash::Hash for BudgetRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::hash(self.0, state);
+    }
+}
+
+impl fmt::Debug for BudgetRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 impl Policy {
@@ -139,6 +213,10 @@ impl Policy {
         jitter: Jitter::Full,
         on: RetryOn::DEFAULT,
         max_retry_after: 120_000_000_000,
+        timeout: None,
+        deadline: None,
+        budget: None,
+        nested: Nested::Once,
     };
 
     /// The defaults, [`Policy::DEFAULT`].
@@ -269,6 +347,128 @@ impl Policy {
         }
     }
 
+    /// Bounds each attempt of [`retry_timed`](Policy::retry_timed) and
+    /// [`retry_timed_with`](Policy::retry_timed_with) (and of
+    /// `#[retry(timeout = "...")]`): an attempt still running after
+    /// `timeout` is dropped and counts as the error `E::from(Elapsed)`, which
+    /// is transient. With a [`deadline`](Policy::deadline), an attempt gets
+    /// at most what is left of it. Default: none.
+    ///
+    /// Only those loops apply it: they need `E: From<Elapsed>` to turn a
+    /// timeout into an error of yours, which [`retry`](Policy::retry),
+    /// [`retry_with`](Policy::retry_with) and
+    /// [`retry_failure`](Policy::retry_failure) do not require, and the
+    /// blocking loops cannot interrupt a running closure. They ignore it.
+    ///
+    /// [`Elapsed`]: crate::Elapsed
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious_runtime::Policy;
+    ///
+    /// let p = Policy::new().timeout(Duration::from_secs(10));
+    /// assert_eq!(p.attempt_timeout(), Some(Duration::from_secs(10)));
+    /// assert_eq!(Policy::new().attempt_timeout(), None);
+    /// ```
+    #[must_use]
+    pub const fn timeout(self, timeout: Duration) -> Self {
+        Self {
+            timeout: Some(saturating_nanos(timeout)),
+            ..self
+        }
+    }
+
+    /// Bounds the whole call, attempts and sleeps, measured from the start
+    /// of the first attempt. Default: none.
+    ///
+    /// No sleep starts that would end at or past the deadline, and a
+    /// server hint that would is not waited: the call returns the last
+    /// error with [`StopReason::Deadline`](crate::StopReason::Deadline). With
+    /// a [`timeout`](Policy::timeout) (async), each attempt is also cut at
+    /// the deadline, so the call never runs past it (give or take tokio's
+    /// one-millisecond timer resolution). Without one, an attempt already
+    /// running is not interrupted: the call ends at most the last attempt's
+    /// own run time past the deadline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious_runtime::Policy;
+    ///
+    /// let p = Policy::new().deadline(Duration::from_secs(30));
+    /// assert_eq!(p.call_deadline(), Some(Duration::from_secs(30)));
+    /// ```
+    #[must_use]
+    pub const fn deadline(self, deadline: Duration) -> Self {
+        Self {
+            deadline: Some(saturating_nanos(deadline)),
+            ..self
+        }
+    }
+
+    /// Draws every retry from a shared [`RetryBudget`]; an empty one stops
+    /// retrying at once. Default: none (retries are bounded only by `max`).
+    ///
+    /// ```
+    /// use tenacious_runtime::{Policy, RetryBudget};
+    ///
+    /// static BUDGET: RetryBudget = RetryBudget::new();
+    /// const POLICY: Policy = Policy::new().budget(&BUDGET);
+    /// assert!(std::ptr::eq(POLICY.retry_budget().unwrap(), &BUDGET));
+    /// ```
+    #[must_use]
+    pub const fn budget(self, budget: &'static RetryBudget) -> Self {
+        Self {
+            budget: Some(BudgetRef(budget)),
+            ..self
+        }
+    }
+
+    /// What a call does inside an attempt of another retried call. Default:
+    /// [`Nested::Once`], one attempt.
+    ///
+    /// ```
+    /// use tenacious_runtime::{Nested, Policy};
+    ///
+    /// assert_eq!(Policy::new().nested(Nested::Retry).nested_mode(), Nested::Retry);
+    /// ```
+    #[must_use]
+    pub const fn nested(self, nested: Nested) -> Self {
+        Self { nested, ..self }
+    }
+
+    /// The per-attempt timeout, if any.
+    #[must_use]
+    pub const fn attempt_timeout(&self) -> Option<Duration> {
+        match self.timeout {
+            Some(nanos) => Some(Duration::from_nanos(nanos)),
+            None => None,
+        }
+    }
+
+    /// The whole-call deadline, if any.
+    #[must_use]
+    pub const fn call_deadline(&self) -> Option<Duration> {
+        match self.deadline {
+            Some(nanos) => Some(Duration::from_nanos(nanos)),
+            None => None,
+        }
+    }
+
+    /// The shared retry budget, if any.
+    #[must_use]
+    pub const fn retry_budget(&self) -> Option<&'static RetryBudget> {
+        match self.budget {
+            Some(BudgetRef(budget)) => Some(budget),
+            None => None,
+        }
+    }
+
+    /// What a call does inside another retried call.
+    #[must_use]
+    pub const fn nested_mode(&self) -> Nested {
+        self.nested
+    }
+
     /// Total attempts, the first included (at least 1).
     #[must_use]
     pub const fn max_attempts(&self) -> u32 {
@@ -316,6 +516,14 @@ impl Policy {
     pub(crate) const fn max_retry_after_nanos(&self) -> u64 {
         self.max_retry_after
     }
+
+    pub(crate) const fn timeout_nanos(&self) -> Option<u64> {
+        self.timeout
+    }
+
+    pub(crate) const fn deadline_nanos(&self) -> Option<u64> {
+        self.deadline
+    }
 }
 
 impl Default for Policy {
@@ -329,6 +537,25 @@ impl Default for Policy {
 mod tests {
     use super::*;
 
+    static BUDGET: RetryBudget = RetryBudget::new();
+    static OTHER: RetryBudget = RetryBudget::new();
+
+    #[test]
+    fn policies_with_different_budgets_differ() {
+        use std::hash::BuildHasher;
+        let a = Policy::new().budget(&BUDGET);
+        let b = Policy::new().budget(&OTHER);
+        assert_eq!(a, Policy::new().budget(&BUDGET));
+        assert_ne!(a, b);
+        assert_ne!(a, Policy::new());
+        let hasher = std::hash::RandomState::new();
+        assert_eq!(
+            hasher.hash_one(a),
+            hasher.hash_one(Policy::new().budget(&BUDGET))
+        );
+        assert!(format!("{a:?}").contains("RetryBudget { balance: 500, capacity: 500 }"));
+    }
+
     #[test]
     fn builders_set_only_their_own_field() {
         let p = Policy::new()
@@ -337,8 +564,16 @@ mod tests {
             .cap(Duration::from_secs(9))
             .jitter(Jitter::Equal)
             .on(RetryOn::RATE_LIMITED)
-            .max_retry_after(Duration::from_secs(11));
+            .max_retry_after(Duration::from_secs(11))
+            .timeout(Duration::from_secs(2))
+            .deadline(Duration::from_secs(12))
+            .budget(&BUDGET)
+            .nested(Nested::Retry);
         assert_eq!(p.max_attempts(), 7);
+        assert_eq!(p.attempt_timeout(), Some(Duration::from_secs(2)));
+        assert_eq!(p.call_deadline(), Some(Duration::from_secs(12)));
+        assert!(std::ptr::eq(p.retry_budget().unwrap(), &BUDGET));
+        assert_eq!(p.nested_mode(), Nested::Retry);
         assert_eq!(p.base_delay(), Duration::from_millis(5));
         assert_eq!(p.delay_cap(), Duration::from_secs(9));
         assert_eq!(p.jitter_kind(), Jitter::Equal);
@@ -355,6 +590,9 @@ mod tests {
         assert_eq!(p.base_delay(), Duration::from_nanos(u64::MAX));
         assert_eq!(p.delay_cap(), Duration::from_nanos(u64::MAX));
         assert_eq!(p.retry_after_limit(), Duration::from_nanos(u64::MAX));
+        let p = Policy::new().timeout(Duration::MAX).deadline(Duration::MAX);
+        assert_eq!(p.attempt_timeout(), Some(Duration::from_nanos(u64::MAX)));
+        assert_eq!(p.call_deadline(), Some(Duration::from_nanos(u64::MAX)));
     }
 
     #[test]

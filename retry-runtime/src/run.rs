@@ -1,15 +1,20 @@
-//! The async and blocking loops of `Policy`, and the sleeps.
+//! The async and blocking loops of `Policy`, the attempt wrappers and the
+//! sleeps.
 //!
-//! Both loops are the loop `#[retry]` expands to: one attempt, then
-//! [`Engine::step`] decides. So a closure run by a `Policy` and a fn under
-//! `#[retry]` with the same settings make the same attempts and wait the same
-//! delays (for the same jitter seed).
+//! Every loop is the loop `#[retry]` expands to, built from the same pieces:
+//! an attempt run by [`attempt`], [`attempt_timed`] or [`attempt_blocking`]
+//! (which set the attempt context and, for `attempt_timed`, the timeout),
+//! then [`Engine::step`] decides. So a closure run by a `Policy` and a fn
+//! under `#[retry]` with the same settings make the same attempts and wait
+//! the same delays (for the same jitter seed).
 use std::future::Future;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
+use crate::attempt::{scoped, scoped_blocking};
 use crate::engine::{Engine, always, ignore};
-use crate::{Classify, Policy, RetryEvent};
+use crate::failure::{Failure, Provenance};
+use crate::{Classify, Elapsed, Policy, RetryEvent};
 
 impl Policy {
     /// Runs `op` until it succeeds or the policy gives up, sleeping on
@@ -19,11 +24,19 @@ impl Policy {
     /// Dropping the returned future (say, during a backoff) cancels the call:
     /// no further attempt is made.
     ///
+    /// Inside `op` and its future, [`Attempt::current`] describes the
+    /// attempt. The policy's deadline, budget and nesting apply; its
+    /// per-attempt [`timeout`](Policy::timeout) does not (see
+    /// [`retry_timed`](Policy::retry_timed)).
+    ///
+    /// [`Attempt::current`]: crate::Attempt::current
+    ///
     /// # Errors
     ///
     /// The last attempt's error, once the policy stops retrying: the class
-    /// is not retried, `max` attempts were made, or the server's hint is
-    /// longer than `max_retry_after`.
+    /// is not retried, `max` attempts were made, the server's hint is
+    /// longer than `max_retry_after`, the deadline or the budget would be
+    /// exceeded, or the call is nested (see [`StopReason`](crate::StopReason)).
     ///
     /// A closure cannot hand out `&mut` borrows of what it captures to the
     /// futures it returns; for `&mut self` methods use `#[retry]`, whose
@@ -111,8 +124,153 @@ impl Policy {
     {
         let mut engine = Engine::new(self);
         loop {
-            let result = op().await;
+            let result = attempt(&mut engine, async { op().await }).await;
             match engine.step(result, &mut when, &mut notify) {
+                ControlFlow::Break(result) => return result,
+                ControlFlow::Continue(delay) => sleep(delay).await,
+            }
+        }
+    }
+
+    /// [`retry`](Policy::retry) with each attempt bounded by the policy's
+    /// [`timeout`](Policy::timeout), cut to what is left of its
+    /// [`deadline`](Policy::deadline): an attempt still running then is
+    /// dropped and counts as the error `E::from(Elapsed)`, which is
+    /// transient. This is the loop of `#[retry(timeout = "...")]`.
+    ///
+    /// # Errors
+    ///
+    /// As [`retry`](Policy::retry); a last attempt that timed out gives
+    /// `E::from(Elapsed)`.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime with the time driver enabled, when it has
+    /// to time an attempt or to sleep.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tenacious_runtime::Policy;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// const POLICY: Policy = Policy::new().timeout(Duration::from_secs(1));
+    /// let mut calls = 0;
+    /// let result: Result<u32, io::Error> = POLICY
+    ///     .retry_timed(|| {
+    ///         calls += 1;
+    ///         let call = calls;
+    ///         async move {
+    ///             if call == 1 {
+    ///                 // A server that never answers.
+    ///                 std::future::pending::<()>().await;
+    ///             }
+    ///             Ok(call)
+    ///         }
+    ///     })
+    ///     .await;
+    /// assert_eq!(result.unwrap(), 2);
+    /// # }
+    /// ```
+    pub async fn retry_timed<T, E, F, Fut>(&self, op: F) -> Result<T, E>
+    where
+        E: Classify + From<Elapsed>,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        self.retry_timed_with(op, always, ignore).await
+    }
+
+    /// [`retry_timed`](Policy::retry_timed) with a `when` predicate and a
+    /// `notify` hook, as [`retry_with`](Policy::retry_with).
+    ///
+    /// # Errors
+    ///
+    /// As [`retry_timed`](Policy::retry_timed), and when `when` returns
+    /// `false`.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tenacious_runtime::Policy;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let mut timeouts = 0;
+    /// let result: Result<(), io::Error> = Policy::new()
+    ///     .timeout(Duration::from_millis(100))
+    ///     .retry_timed_with(
+    ///         || std::future::pending(),
+    ///         |_| true,
+    ///         |e, _| timeouts += u32::from(e.kind() == io::ErrorKind::TimedOut),
+    ///     )
+    ///     .await;
+    /// assert_eq!(result.unwrap_err().kind(), io::ErrorKind::TimedOut);
+    /// assert_eq!(timeouts, 2);
+    /// # }
+    /// ```
+    pub async fn retry_timed_with<T, E, F, Fut, W, N>(
+        &self,
+        mut op: F,
+        mut when: W,
+        mut notify: N,
+    ) -> Result<T, E>
+    where
+        E: Classify + From<Elapsed>,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        W: FnMut(&E) -> bool,
+        N: FnMut(&E, &RetryEvent),
+    {
+        let mut engine = Engine::new(self);
+        loop {
+            let result = match attempt_timed(&mut engine, async { op().await }).await {
+                Ok(result) => result,
+                Err(elapsed) => Err(E::from(elapsed)),
+            };
+            match engine.step(result, &mut when, &mut notify) {
+                ControlFlow::Break(result) => return result,
+                ControlFlow::Continue(delay) => sleep(delay).await,
+            }
+        }
+    }
+
+    /// [`retry`](Policy::retry), giving up with a [`Failure`]: the last
+    /// error, every attempt's class, variant and delay, and the
+    /// [`StopReason`](crate::StopReason).
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] holding the last attempt's error, when the policy
+    /// stops retrying.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tenacious_runtime::{Policy, StopReason};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let failure = Policy::new()
+    ///     .retry_failure(|| async { Err::<(), _>(io::Error::from(io::ErrorKind::NotFound)) })
+    ///     .await
+    ///     .unwrap_err();
+    /// assert_eq!(failure.stop_reason(), StopReason::NotRetryable);
+    /// assert_eq!(failure.to_string(), "gave up after 1 attempt (not retryable): invalid NotFound");
+    /// # }
+    /// ```
+    pub async fn retry_failure<T, E, F, Fut>(&self, mut op: F) -> Result<T, Failure<E>>
+    where
+        E: Classify,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let mut engine = Engine::new(self);
+        let mut provenance = Provenance::new();
+        loop {
+            let result = attempt(&mut engine, async { op().await }).await;
+            match step_recorded(&mut engine, &mut provenance, result) {
                 ControlFlow::Break(result) => return result,
                 ControlFlow::Continue(delay) => sleep(delay).await,
             }
@@ -181,13 +339,100 @@ impl Policy {
     {
         let mut engine = Engine::new(self);
         loop {
-            let result = op();
+            let result = attempt_blocking(&mut engine, &mut op);
             match engine.step(result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
                 ControlFlow::Continue(delay) => sleep_blocking(delay),
             }
         }
     }
+
+    /// [`retry_blocking`](Policy::retry_blocking), giving up with a
+    /// [`Failure`], as [`retry_failure`](Policy::retry_failure).
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] holding the last attempt's error.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tenacious_runtime::{Jitter, Policy, StopReason};
+    ///
+    /// let failure = Policy::new()
+    ///     .max(2)
+    ///     .base(Duration::from_millis(1))
+    ///     .jitter(Jitter::None)
+    ///     .retry_blocking_failure(|| Err::<(), _>(io::Error::from(io::ErrorKind::TimedOut)))
+    ///     .unwrap_err();
+    /// assert_eq!(failure.stop_reason(), StopReason::Exhausted);
+    /// assert_eq!(
+    ///     failure.to_string(),
+    ///     "gave up after 2 attempts (exhausted): transient TimedOut, waited 1ms; transient TimedOut"
+    /// );
+    /// ```
+    pub fn retry_blocking_failure<T, E, F>(&self, mut op: F) -> Result<T, Failure<E>>
+    where
+        E: Classify,
+        F: FnMut() -> Result<T, E>,
+    {
+        let mut engine = Engine::new(self);
+        let mut provenance = Provenance::new();
+        loop {
+            let result = attempt_blocking(&mut engine, &mut op);
+            match step_recorded(&mut engine, &mut provenance, result) {
+                ControlFlow::Break(result) => return result,
+                ControlFlow::Continue(delay) => sleep_blocking(delay),
+            }
+        }
+    }
+}
+
+/// The step of the `Failure` loops.
+fn step_recorded<T, E: Classify>(
+    engine: &mut Engine<'_>,
+    provenance: &mut Provenance,
+    result: Result<T, E>,
+) -> ControlFlow<Result<T, Failure<E>>, Duration> {
+    crate::engine::step_failure(engine, provenance, result, always, ignore)
+}
+
+/// Runs one async attempt with its context set (see
+/// [`Attempt::current`](crate::Attempt::current)).
+pub async fn attempt<F: Future>(engine: &mut Engine<'_>, fut: F) -> F::Output {
+    let mut frame = engine.frame();
+    let output = scoped(&mut frame, fut).await;
+    engine.adopt(&frame);
+    output
+}
+
+/// Runs one async attempt with its context set, bounded by the engine's
+/// attempt limit (the timeout, cut to what is left of the deadline);
+/// `Err(Elapsed)` if it ran out. Without a limit, the same as [`attempt`].
+pub async fn attempt_timed<F: Future>(
+    engine: &mut Engine<'_>,
+    fut: F,
+) -> Result<F::Output, Elapsed> {
+    let Some(limit) = engine.attempt_limit() else {
+        return Ok(attempt(engine, fut).await);
+    };
+    let mut frame = engine.frame();
+    let output = tokio::time::timeout(limit, scoped(&mut frame, fut)).await;
+    // Even from an attempt dropped at the limit: the key it drew (and maybe
+    // sent) must be the next attempt's too.
+    engine.adopt(&frame);
+    output.map_err(|_| {
+        engine.note_timeout();
+        Elapsed::new(limit)
+    })
+}
+
+/// Runs one sync attempt with its context set.
+pub fn attempt_blocking<T>(engine: &mut Engine<'_>, f: impl FnOnce() -> T) -> T {
+    let mut frame = engine.frame();
+    let output = scoped_blocking(&mut frame, f);
+    engine.adopt(&frame);
+    output
 }
 
 /// Sleeps on tokio's clock (skipped for a zero delay).

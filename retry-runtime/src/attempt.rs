@@ -1,0 +1,523 @@
+//! The attempt context: which attempt of which logical call is running, and
+//! the idempotency key all its attempts share.
+//!
+//! One thread-local holds the context of the attempt running on this thread.
+//! A sync attempt sets it for its duration; an async attempt sets it around
+//! each poll of its future (what a tokio task-local does, without needing
+//! tokio's `rt`), so it follows the attempt wherever the runtime polls it and
+//! never leaks into other tasks polled on the same thread.
+use std::cell::Cell;
+use std::fmt;
+use std::future::Future;
+use std::pin::pin;
+use std::str::FromStr;
+use std::task::Poll;
+use std::time::Duration;
+
+use rand::Rng;
+use tokio::time::Instant;
+
+use crate::backoff::with_thread_rng;
+
+/// A key that is the same for every attempt of one logical call and
+/// different between calls: send it as an `Idempotency-Key` header (or store
+/// it with the side effect) so that a server seeing an attempt twice — the
+/// first timed out on the client, but went through — can tell and answer
+/// with the stored result instead of acting again.
+///
+/// Inside a retried call, [`Attempt::current`] gives it. A call's key is
+/// random (a version 4 UUID, drawn once per call from a per-thread RNG, with
+/// no system call and no allocation). A key that must survive a restart of
+/// the process comes from [`derive`](IdempotencyKey::derive). Its `Display`
+/// is the UUID form, 8-4-4-4-12 lowercase hex digits.
+///
+/// A retried call made inside another one's attempt (see
+/// [`Nested`](crate::Nested)) gets a key derived from the outer call's key,
+/// its fn name and its place among the calls that attempt made, so when the
+/// outer call retries, the inner call sends the key it sent the first time.
+///
+/// ```
+/// use tenacious_runtime::IdempotencyKey;
+///
+/// let key = IdempotencyKey::derive("task-42", "call_abc");
+/// assert_eq!(key, IdempotencyKey::derive("task-42", "call_abc"));
+/// assert_ne!(key, IdempotencyKey::derive("task-42", "call_abd"));
+/// assert_eq!(key.to_string(), "702fce3c-96b1-5a69-abbe-3581521537e3");
+/// assert_eq!(key.to_string().parse::<IdempotencyKey>(), Ok(key));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IdempotencyKey(u128);
+
+impl IdempotencyKey {
+    /// The namespace of [`derive`](IdempotencyKey::derive):
+    /// `84a7cda2-24cf-56cb-9ad1-2a578fdb7ab1`, itself the version 5 UUID
+    /// of the URL `https://github.com/tenacious-rs/tenacious#idempotency-key`.
+    pub const NAMESPACE: Self = Self(0x84a7_cda2_24cf_56cb_9ad1_2a57_8fdb_7ab1);
+
+    /// The key of one tool call of one task, the same on every run, machine
+    /// and version of this crate: resuming a task after a restart resends the
+    /// keys its first run sent.
+    ///
+    /// It is the version 5 (SHA-1, name-based) UUID, in the namespace
+    /// [`NAMESPACE`](IdempotencyKey::NAMESPACE), of the name
+    /// `"{n}:{task_id}{tool_call_id}"`, `n` being the length of `task_id` in
+    /// UTF-8 bytes, in decimal. The length keeps `("ab", "c")` and
+    /// `("a", "bc")` apart, and any UUID library computes the same key, for
+    /// example Python's
+    /// `uuid.uuid5(uuid.UUID("84a7cda2-24cf-56cb-9ad1-2a578fdb7ab1"), "7:task-42call_abc")`.
+    ///
+    /// ```
+    /// use tenacious_runtime::IdempotencyKey;
+    ///
+    /// let key = IdempotencyKey::derive("task-42", "call_abc");
+    /// assert_eq!(key.to_string(), "702fce3c-96b1-5a69-abbe-3581521537e3");
+    /// assert_ne!(IdempotencyKey::derive("ab", "c"), IdempotencyKey::derive("a", "bc"));
+    /// ```
+    #[must_use]
+    pub fn derive(task_id: &str, tool_call_id: &str) -> Self {
+        Self::v5(Self::NAMESPACE, task_id.as_bytes(), tool_call_id.as_bytes())
+    }
+
+    /// The key as a number (the UUID's 16 bytes, big-endian).
+    ///
+    /// ```
+    /// use tenacious_runtime::IdempotencyKey;
+    ///
+    /// let key = IdempotencyKey::derive("t", "c");
+    /// assert_eq!(IdempotencyKey::from_u128(key.as_u128()), key);
+    /// ```
+    #[must_use]
+    pub const fn as_u128(self) -> u128 {
+        self.0
+    }
+
+    /// A key from [`as_u128`](IdempotencyKey::as_u128), say one stored
+    /// with a task's state. Any value is accepted as is.
+    #[must_use]
+    pub const fn from_u128(value: u128) -> Self {
+        Self(value)
+    }
+
+    /// A random version 4 UUID from this thread's RNG.
+    pub(crate) fn random() -> Self {
+        let bits =
+            with_thread_rng(|rng| (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64()));
+        Self(with_version(bits, 4))
+    }
+
+    /// The key of the `ordinal`-th (0-based) retried call, to fn `name`,
+    /// made by the attempt whose call has this key.
+    pub(crate) fn child(self, name: &str, ordinal: u32) -> Self {
+        let mut digits = [0u8; 10];
+        Self::v5(self, name.as_bytes(), decimal(ordinal, &mut digits))
+    }
+
+    /// UUID version 5 of the name `"{len(a)}:{a}{b}"` in `namespace`.
+    fn v5(namespace: Self, a: &[u8], b: &[u8]) -> Self {
+        let mut digits = [0u8; 20];
+        let mut sha1 = sha1_smol::Sha1::new();
+        sha1.update(&namespace.0.to_be_bytes());
+        sha1.update(decimal(a.len() as u64, &mut digits));
+        sha1.update(b":");
+        sha1.update(a);
+        sha1.update(b);
+        let digest = sha1.digest().bytes();
+        let mut first = [0u8; 16];
+        first.copy_from_slice(&digest[..16]);
+        Self(with_version(u128::from_be_bytes(first), 5))
+    }
+}
+
+/// `bits` with the UUID version nibble set to `version` and the RFC 9562
+/// variant (`10`).
+const fn with_version(bits: u128, version: u128) -> u128 {
+    const VERSION_MASK: u128 = 0xf << 76;
+    const VARIANT_MASK: u128 = 0b11 << 62;
+    (bits & !VERSION_MASK & !VARIANT_MASK) | (version << 76) | (0b10 << 62)
+}
+
+/// `n` in decimal ASCII, written at the end of `buf`; no allocation.
+fn decimal(n: impl Into<u64>, buf: &mut [u8]) -> &[u8] {
+    let mut n: u64 = n.into();
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        // `n % 10` is a single digit.
+        #[allow(clippy::cast_possible_truncation)]
+        let digit = (n % 10) as u8;
+        buf[start] = b'0' + digit;
+        n /= 10;
+        if n == 0 {
+            return &buf[start..];
+        }
+    }
+}
+
+impl fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0;
+        write!(
+            f,
+            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            n >> 96,
+            (n >> 80) & 0xffff,
+            (n >> 64) & 0xffff,
+            (n >> 48) & 0xffff,
+            n & 0xffff_ffff_ffff
+        )
+    }
+}
+
+impl fmt::Debug for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "IdempotencyKey({self})")
+    }
+}
+
+/// The text is not an 8-4-4-4-12 hex UUID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseKeyError;
+
+impl fmt::Display for ParseKeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an idempotency key is a UUID: 8-4-4-4-12 hexadecimal digits")
+    }
+}
+
+impl std::error::Error for ParseKeyError {}
+
+/// Parses the `Display` form (either case of hex digits), so a key stored as
+/// text comes back.
+impl FromStr for IdempotencyKey {
+    type Err = ParseKeyError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 36 {
+            return Err(ParseKeyError);
+        }
+        let mut value: u128 = 0;
+        for (i, &byte) in bytes.iter().enumerate() {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                if byte != b'-' {
+                    return Err(ParseKeyError);
+                }
+                continue;
+            }
+            let digit = char::from(byte).to_digit(16).ok_or(ParseKeyError)?;
+            value = (value << 4) | u128::from(digit);
+        }
+        Ok(Self(value))
+    }
+}
+
+/// The attempt running now: its number, the call's limit, how long the call
+/// has run and its [`IdempotencyKey`].
+///
+/// [`Attempt::current`] gives it inside the body of a `#[retry]` fn or the
+/// closure a [`Policy`](crate::Policy) runs, sync or async (in the task
+/// running the attempt: a task it spawns does not see it), and `None`
+/// anywhere else.
+///
+/// ```
+/// use std::io;
+/// use tenacious_runtime::{Attempt, Policy};
+///
+/// assert!(Attempt::current().is_none());
+///
+/// let mut seen = Vec::new();
+/// let result = Policy::new().base(std::time::Duration::ZERO).retry_blocking(|| {
+///     let attempt = Attempt::current().expect("inside a retried call");
+///     seen.push((attempt.number(), attempt.max(), attempt.idempotency_key()));
+///     if attempt.number() < 3 { Err(io::Error::from(io::ErrorKind::TimedOut)) } else { Ok(()) }
+/// });
+/// assert!(result.is_ok());
+/// assert_eq!(seen.iter().map(|s| (s.0, s.1)).collect::<Vec<_>>(), [(1, 3), (2, 3), (3, 3)]);
+/// // One logical call, one key.
+/// assert!(seen.iter().all(|s| s.2 == seen[0].2));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attempt {
+    number: u32,
+    max: u32,
+    start: Option<Instant>,
+    key: IdempotencyKey,
+}
+
+impl Attempt {
+    /// The attempt running on this thread (or in this task), if any.
+    ///
+    /// Cheap: one thread-local read; the first call in a logical call draws
+    /// its key.
+    #[must_use]
+    pub fn current() -> Option<Self> {
+        CURRENT
+            .try_with(|cell| {
+                let mut frame = cell.get()?;
+                let key = frame.key();
+                cell.set(Some(frame));
+                Some(Self {
+                    number: frame.number,
+                    max: frame.max,
+                    start: frame.start,
+                    key,
+                })
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// This attempt's number, 1 for the first.
+    #[must_use]
+    pub const fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// The most attempts this call makes: the policy's `max`, or 1 for a
+    /// call nested in another retried call (see [`Nested`](crate::Nested)).
+    #[must_use]
+    pub const fn max(&self) -> u32 {
+        self.max
+    }
+
+    /// How long the logical call has been running, on tokio's clock (so it
+    /// follows a paused test clock).
+    ///
+    /// With a `deadline` or a `timeout` the clock starts when the first
+    /// attempt does. Without either, the retry loop reads no clock on the
+    /// happy path: the clock starts when the first attempt fails, so this is
+    /// zero during the first attempt and leaves out the first attempt's own
+    /// run time afterwards.
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        self.start.map_or(Duration::ZERO, |start| start.elapsed())
+    }
+
+    /// The key every attempt of this logical call shares.
+    #[must_use]
+    pub const fn idempotency_key(&self) -> IdempotencyKey {
+        self.key
+    }
+}
+
+/// What the thread-local holds while an attempt runs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Frame {
+    pub(crate) number: u32,
+    pub(crate) max: u32,
+    pub(crate) start: Option<Instant>,
+    /// Drawn on first use, then handed back to the engine for the next
+    /// attempts.
+    pub(crate) key: Option<IdempotencyKey>,
+    /// Retried calls this attempt has started, for their keys.
+    pub(crate) calls: u32,
+}
+
+impl Frame {
+    fn key(&mut self) -> IdempotencyKey {
+        *self.key.get_or_insert_with(IdempotencyKey::random)
+    }
+}
+
+thread_local! {
+    // A `Cell` of a `Copy` type without drop glue: no destructor to
+    // register and no heap, so setting it never allocates.
+    static CURRENT: Cell<Option<Frame>> = const { Cell::new(None) };
+}
+
+/// If a retried call is running on this thread, counts a new call started
+/// by its attempt and returns that call's key.
+pub(crate) fn enter_nested(name: &str) -> Option<IdempotencyKey> {
+    CURRENT
+        .try_with(|cell| {
+            let mut frame = cell.get()?;
+            let ordinal = frame.calls;
+            frame.calls = frame.calls.saturating_add(1);
+            let key = frame.key().child(name, ordinal);
+            cell.set(Some(frame));
+            Some(key)
+        })
+        .ok()
+        .flatten()
+}
+
+/// Sets this thread's frame until [`leave`](Scope::leave) or drop (so a
+/// panicking attempt does not leave its frame behind).
+struct Scope {
+    prev: Option<Frame>,
+    active: bool,
+}
+
+impl Scope {
+    fn enter(frame: Frame) -> Self {
+        let prev = CURRENT.try_with(|c| c.replace(Some(frame))).ok().flatten();
+        Self { prev, active: true }
+    }
+
+    /// Restores the previous frame and returns this one as the attempt left
+    /// it (`entered` if the thread-local is gone).
+    fn leave(mut self, entered: Frame) -> Frame {
+        self.active = false;
+        CURRENT
+            .try_with(|c| c.replace(self.prev))
+            .ok()
+            .flatten()
+            .unwrap_or(entered)
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        if self.active {
+            let _ = CURRENT.try_with(|c| c.set(self.prev));
+        }
+    }
+}
+
+/// Runs `f` with `frame` as the current attempt; `frame` comes back updated.
+pub(crate) fn scoped_blocking<T>(frame: &mut Frame, f: impl FnOnce() -> T) -> T {
+    let scope = Scope::enter(*frame);
+    let out = f();
+    *frame = scope.leave(*frame);
+    out
+}
+
+/// Awaits `fut` with `frame` as the current attempt during each poll.
+/// `frame` is updated after each poll, so a key drawn by an attempt that is
+/// then dropped (timed out, cancelled) is kept.
+pub(crate) async fn scoped<F: Future>(frame: &mut Frame, fut: F) -> F::Output {
+    let mut fut = pin!(fut);
+    std::future::poll_fn(|cx| {
+        let scope = Scope::enter(*frame);
+        let poll: Poll<F::Output> = fut.as_mut().poll(cx);
+        *frame = scope.leave(*frame);
+        poll
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derive_is_uuid_v5_of_the_documented_name() {
+        // Reference values from Python's `uuid.uuid5`.
+        let cases = [
+            (
+                "task-42",
+                "call_abc",
+                "702fce3c-96b1-5a69-abbe-3581521537e3",
+            ),
+            ("", "", "0380aae2-4857-5e1f-97d2-b4d595b1e03f"),
+            ("task", "call_1", "b8e75cd4-add4-5c5b-9f99-48eab523e975"),
+        ];
+        for (task, call, expected) in cases {
+            assert_eq!(IdempotencyKey::derive(task, call).to_string(), expected);
+        }
+        assert_eq!(
+            IdempotencyKey::NAMESPACE.to_string(),
+            "84a7cda2-24cf-56cb-9ad1-2a578fdb7ab1"
+        );
+    }
+
+    #[test]
+    fn random_keys_are_v4_and_differ() {
+        let a = IdempotencyKey::random();
+        let b = IdempotencyKey::random();
+        assert_ne!(a, b);
+        for key in [a, b] {
+            let text = key.to_string();
+            assert_eq!(&text[14..15], "4", "{text}");
+            assert!(matches!(&text[19..20], "8" | "9" | "a" | "b"), "{text}");
+        }
+    }
+
+    #[test]
+    fn children_differ_by_name_and_ordinal_and_are_stable() {
+        let parent = IdempotencyKey::derive("t", "c");
+        assert_eq!(parent.child("f", 0), parent.child("f", 0));
+        assert_ne!(parent.child("f", 0), parent.child("f", 1));
+        assert_ne!(parent.child("f", 0), parent.child("g", 0));
+        assert_ne!(parent.child("f", 1), parent.child("f1", 0));
+        let other = IdempotencyKey::derive("t", "d");
+        assert_ne!(parent.child("f", 0), other.child("f", 0));
+        assert_eq!(&parent.child("f", 7).to_string()[14..15], "5");
+    }
+
+    #[test]
+    fn decimal_writes_every_width() {
+        let mut buf = [0u8; 20];
+        assert_eq!(decimal(0u32, &mut buf), b"0");
+        assert_eq!(decimal(10u32, &mut buf), b"10");
+        assert_eq!(decimal(u64::MAX, &mut buf), b"18446744073709551615");
+    }
+
+    #[test]
+    fn parse_rejects_anything_but_the_uuid_form() {
+        for bad in [
+            "",
+            "702fce3c96b15a69abbe3581521537e3",
+            "702fce3c-96b1-5a69-abbe-3581521537e",
+            "702fce3c-96b1-5a69-abbe-3581521537e3x",
+            "702fce3c+96b1-5a69-abbe-3581521537e3",
+            "702fce3g-96b1-5a69-abbe-3581521537e3",
+            "702fce3c-96b1-5a69-abbe-3581521537é",
+        ] {
+            assert_eq!(bad.parse::<IdempotencyKey>(), Err(ParseKeyError), "{bad}");
+        }
+        let upper = "702FCE3C-96B1-5A69-ABBE-3581521537E3";
+        assert_eq!(
+            upper.parse::<IdempotencyKey>(),
+            Ok(IdempotencyKey::derive("task-42", "call_abc"))
+        );
+    }
+
+    #[test]
+    fn the_frame_is_restored_after_a_panicking_attempt() {
+        let mut frame = Frame {
+            number: 1,
+            max: 1,
+            start: None,
+            key: None,
+            calls: 0,
+        };
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            scoped_blocking(&mut frame, || {
+                assert!(Attempt::current().is_some());
+                panic!("attempt panicked");
+            })
+        }));
+        assert!(unwound.is_err());
+        assert!(Attempt::current().is_none());
+    }
+
+    #[test]
+    fn frames_nest_and_unnest() {
+        let outer = Frame {
+            number: 2,
+            max: 3,
+            start: None,
+            key: None,
+            calls: 0,
+        };
+        let mut frame = outer;
+        scoped_blocking(&mut frame, || {
+            let key = enter_nested("inner").unwrap();
+            let mut inner = Frame {
+                number: 1,
+                max: 1,
+                start: None,
+                key: Some(key),
+                calls: 0,
+            };
+            scoped_blocking(&mut inner, || {
+                assert_eq!(Attempt::current().unwrap().idempotency_key(), key);
+            });
+            assert_eq!(Attempt::current().unwrap().number(), 2);
+        });
+        assert_eq!(frame.calls, 1);
+        assert!(frame.key.is_some(), "the nested call drew the outer key");
+        assert!(Attempt::current().is_none());
+    }
+}

@@ -1,0 +1,279 @@
+//! `Failure<E>`: the last error of a retried call with the story of how it
+//! got there.
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+use crate::{Classify, ErrorClass, StopReason};
+
+/// One failed attempt of a call that returned a [`Failure`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct AttemptRecord {
+    /// The attempt's number, 1 for the first.
+    pub number: u32,
+    /// Its error's class.
+    pub class: ErrorClass,
+    /// Its error's [`variant`](Classify::variant).
+    pub variant: &'static str,
+    /// How long the call waited after it: `None` for the last attempt.
+    pub delay: Option<Duration>,
+}
+
+/// The error of a retried call, with its provenance: every attempt's class,
+/// variant and the delay waited after it, and why the call stopped.
+///
+/// Declare it as the error type of a `#[retry]` fn and the body still
+/// returns `Result<T, E>`; the fn returns `Result<T, Failure<E>>`. With a
+/// [`Policy`](crate::Policy), use [`retry_failure`](crate::Policy::retry_failure)
+/// or [`retry_blocking_failure`](crate::Policy::retry_blocking_failure).
+/// The records are kept in a `Vec` that is allocated only once an attempt
+/// fails: the happy path still allocates nothing.
+///
+/// `Display` tells the story in one line; [`into_inner`](Failure::into_inner)
+/// gives the last error back. `Failure<E>` is itself [`Classify`] (as its
+/// last error) and an [`Error`](std::error::Error) whose `source` is the
+/// last error, so it travels through `?` and other retry layers.
+///
+/// ```
+/// use std::io;
+/// use std::time::Duration;
+/// use tenacious_runtime::{Failure, Jitter, Policy, StopReason};
+///
+/// let policy = Policy::new().base(Duration::from_millis(1)).jitter(Jitter::None);
+/// let failure: Failure<io::Error> = policy
+///     .retry_blocking_failure(|| Err::<(), _>(io::Error::from(io::ErrorKind::TimedOut)))
+///     .unwrap_err();
+/// assert_eq!(failure.stop_reason(), StopReason::Exhausted);
+/// assert_eq!(failure.attempts().len(), 3);
+/// assert_eq!(failure.attempts()[0].delay, Some(Duration::from_millis(1)));
+/// assert_eq!(
+///     failure.to_string(),
+///     "gave up after 3 attempts (exhausted): transient TimedOut, waited 1ms; \
+///      transient TimedOut, waited 2ms; transient TimedOut"
+/// );
+/// assert_eq!(failure.into_inner().kind(), io::ErrorKind::TimedOut);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Failure<E> {
+    attempts: Vec<AttemptRecord>,
+    stop: StopReason,
+    last: E,
+}
+
+impl<E> Failure<E> {
+    /// Every attempt, in order; the last one is the attempt that produced
+    /// [`last`](Failure::last).
+    #[must_use]
+    pub fn attempts(&self) -> &[AttemptRecord] {
+        &self.attempts
+    }
+
+    /// Why the call stopped retrying.
+    #[must_use]
+    pub const fn stop_reason(&self) -> StopReason {
+        self.stop
+    }
+
+    /// The last attempt's error.
+    #[must_use]
+    pub const fn last(&self) -> &E {
+        &self.last
+    }
+
+    /// The last attempt's error, by value.
+    #[must_use]
+    pub fn into_inner(self) -> E {
+        self.last
+    }
+
+    /// The total time waited between attempts.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tenacious_runtime::{Jitter, Policy};
+    ///
+    /// let policy = Policy::new().base(Duration::from_millis(1)).jitter(Jitter::None);
+    /// let failure = policy
+    ///     .retry_blocking_failure(|| Err::<(), _>(io::Error::from(io::ErrorKind::TimedOut)))
+    ///     .unwrap_err();
+    /// assert_eq!(failure.waited(), Duration::from_millis(3));
+    /// ```
+    #[must_use]
+    pub fn waited(&self) -> Duration {
+        self.attempts
+            .iter()
+            .filter_map(|a| a.delay)
+            .fold(Duration::ZERO, Duration::saturating_add)
+    }
+}
+
+impl<E> fmt::Display for Failure<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.attempts.len();
+        let plural = if n == 1 { "" } else { "s" };
+        write!(f, "gave up after {n} attempt{plural} ({})", self.stop)?;
+        let mut sep = ": ";
+        for attempt in &self.attempts {
+            write!(f, "{sep}{} {}", attempt.class, attempt.variant)?;
+            if let Some(delay) = attempt.delay {
+                write!(f, ", waited {:?}", rounded(delay))?;
+            }
+            sep = "; ";
+        }
+        Ok(())
+    }
+}
+
+/// `delay` to the millisecond (to the microsecond below one), so jittered
+/// delays read as `183ms`, not `183.402117ms`.
+fn rounded(delay: Duration) -> Duration {
+    let nanos = delay.as_nanos();
+    let unit = if nanos >= 1_000_000 { 1_000_000 } else { 1_000 };
+    let total = (nanos + unit / 2) / unit * unit;
+    match u64::try_from(total / 1_000_000_000) {
+        // The remainder is below a second, so it fits a `u32`.
+        #[allow(clippy::cast_possible_truncation)]
+        Ok(secs) => Duration::new(secs, (total % 1_000_000_000) as u32),
+        // Rounding up past `Duration::MAX`: keep it as it was.
+        Err(_) => delay,
+    }
+}
+
+impl<E> std::error::Error for Failure<E>
+where
+    E: std::error::Error + 'static,
+{
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.last)
+    }
+}
+
+/// As the last error.
+impl<E: Classify> Classify for Failure<E> {
+    fn classify(&self) -> ErrorClass {
+        self.last.classify()
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        self.last.retry_after()
+    }
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        self.last.hint()
+    }
+    fn variant(&self) -> &'static str {
+        self.last.variant()
+    }
+}
+
+/// The attempts of one call, recorded as the engine decides; becomes a
+/// [`Failure`] when the call gives up.
+#[derive(Debug, Default)]
+pub struct Provenance(Vec<AttemptRecord>);
+
+impl Provenance {
+    /// No attempts yet; allocates nothing.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self(Vec::new())
+    }
+
+    pub(crate) fn record<E: Classify>(
+        &mut self,
+        number: u32,
+        error: &E,
+        class: ErrorClass,
+        delay: Option<Duration>,
+    ) {
+        self.0.push(AttemptRecord {
+            number,
+            class,
+            variant: error.variant(),
+            delay,
+        });
+    }
+
+    pub(crate) fn into_failure<E>(self, stop: StopReason, last: E) -> Failure<E> {
+        Failure {
+            attempts: self.0,
+            stop,
+            last,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Io(std::io::Error);
+
+    impl Classify for Io {
+        fn classify(&self) -> ErrorClass {
+            self.0.classify()
+        }
+        fn variant(&self) -> &'static str {
+            self.0.variant()
+        }
+        fn retry_after(&self) -> Option<Duration> {
+            Some(Duration::from_secs(1))
+        }
+        fn hint(&self) -> Option<Cow<'static, str>> {
+            Some(Cow::Borrowed("wait"))
+        }
+    }
+
+    fn failure(delays: &[Option<Duration>], stop: StopReason) -> Failure<Io> {
+        let mut provenance = Provenance::new();
+        let error = Io(std::io::ErrorKind::ConnectionReset.into());
+        for (i, delay) in delays.iter().enumerate() {
+            let number = u32::try_from(i).unwrap() + 1;
+            provenance.record(number, &error, error.classify(), *delay);
+        }
+        provenance.into_failure(stop, error)
+    }
+
+    #[test]
+    fn display_is_one_line_with_every_attempt() {
+        let one = failure(&[None], StopReason::NotRetryable);
+        assert_eq!(
+            one.to_string(),
+            "gave up after 1 attempt (not retryable): transient ConnectionReset"
+        );
+        let jittered = failure(
+            &[
+                Some(Duration::from_nanos(183_402_117)),
+                Some(Duration::from_nanos(1_500)),
+                None,
+            ],
+            StopReason::Deadline,
+        );
+        assert_eq!(
+            jittered.to_string(),
+            "gave up after 3 attempts (deadline): transient ConnectionReset, waited 183ms; \
+             transient ConnectionReset, waited 2µs; transient ConnectionReset"
+        );
+        assert!(!jittered.to_string().contains('\n'));
+        let huge = failure(&[Some(Duration::MAX), None], StopReason::HintTooLong);
+        assert!(huge.to_string().contains("(hint too long)"));
+        assert_eq!(huge.waited(), Duration::MAX);
+    }
+
+    #[test]
+    fn classify_and_source_forward_to_the_last_error() {
+        let failure = failure(&[None], StopReason::Budget);
+        assert_eq!(failure.classify(), ErrorClass::Transient);
+        assert_eq!(failure.variant(), "ConnectionReset");
+        assert_eq!(failure.retry_after(), Some(Duration::from_secs(1)));
+        assert_eq!(failure.hint().as_deref(), Some("wait"));
+        assert_eq!(failure.last().0.kind(), std::io::ErrorKind::ConnectionReset);
+
+        let failure = Provenance::new().into_failure(
+            StopReason::Exhausted,
+            std::io::Error::from(std::io::ErrorKind::TimedOut),
+        );
+        let source = std::error::Error::source(&failure).unwrap();
+        assert_eq!(source.to_string(), "timed out");
+    }
+}
