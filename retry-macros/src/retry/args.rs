@@ -20,6 +20,10 @@ const KEYS: &[&str] = &[
     "on",
     "when",
     "max_retry_after",
+    "timeout",
+    "deadline",
+    "budget",
+    "nested",
     "notify",
     "crate",
 ];
@@ -85,7 +89,40 @@ const ALIASES: &[(&str, &str, &str)] = &[
         "crate",
         "`crate` is the path to the `tenacious` crate",
     ),
+    (
+        "attempt_timeout",
+        "timeout",
+        "`timeout` bounds each attempt",
+    ),
+    (
+        "per_attempt_timeout",
+        "timeout",
+        "`timeout` bounds each attempt",
+    ),
+    (
+        "total_timeout",
+        "deadline",
+        "`deadline` bounds the whole call, attempts and sleeps",
+    ),
+    (
+        "max_elapsed",
+        "deadline",
+        "`deadline` bounds the whole call, attempts and sleeps",
+    ),
+    (
+        "max_elapsed_time",
+        "deadline",
+        "`deadline` bounds the whole call, attempts and sleeps",
+    ),
+    (
+        "retry_budget",
+        "budget",
+        "`budget` names a shared `static RetryBudget`",
+    ),
 ];
+
+/// The values `nested` takes.
+const NESTED: &[&str] = &["once", "retry"];
 
 /// The jitter strategies, as written in the attribute.
 const JITTERS: &[&str] = &["full", "equal", "decorrelated", "none"];
@@ -102,11 +139,19 @@ pub(super) enum JitterKind {
     None,
 }
 
-/// A duration setting: its value and the literal it came from.
+/// A duration setting: its value, the literal it came from and its key.
 #[derive(Debug, Clone)]
 pub(super) struct DurationArg {
     pub(super) nanos: u64,
     pub(super) lit: LitStr,
+    pub(super) key: Ident,
+}
+
+/// What a call does inside another retried call; mirrors `tenacious::Nested`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NestedKind {
+    Once,
+    Retry,
 }
 
 /// The classes `on` retries.
@@ -123,6 +168,10 @@ pub(super) struct Args {
     pub(super) base: Option<DurationArg>,
     pub(super) cap: Option<DurationArg>,
     pub(super) max_retry_after: Option<DurationArg>,
+    pub(super) timeout: Option<DurationArg>,
+    pub(super) deadline: Option<DurationArg>,
+    pub(super) budget: Option<ExprPath>,
+    pub(super) nested: Option<NestedKind>,
     pub(super) jitter: Option<JitterKind>,
     pub(super) on: Option<RetryOn>,
     pub(super) when: Option<ExprPath>,
@@ -171,11 +220,13 @@ pub(super) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
         };
         match name.as_str() {
             "max" => args.max = max(&value, errors),
-            "base" => args.base = duration_arg("base", &value, errors),
-            "cap" => args.cap = duration_arg("cap", &value, errors),
-            "max_retry_after" => {
-                args.max_retry_after = duration_arg("max_retry_after", &value, errors);
-            }
+            "base" => args.base = duration_arg(&key, &value, errors),
+            "cap" => args.cap = duration_arg(&key, &value, errors),
+            "max_retry_after" => args.max_retry_after = duration_arg(&key, &value, errors),
+            "timeout" => args.timeout = duration_arg(&key, &value, errors),
+            "deadline" => args.deadline = duration_arg(&key, &value, errors),
+            "budget" => args.budget = budget_path(&value, errors),
+            "nested" => args.nested = nested(&value, errors),
             "jitter" => args.jitter = jitter(&value, errors),
             "on" => args.on = on(&value, errors),
             "when" => args.when = fn_path("when", &value, errors),
@@ -222,6 +273,10 @@ fn example(key: &str) -> &'static str {
         "on" => "on = Transient | RateLimited",
         "when" => "when = is_retryable",
         "max_retry_after" => "max_retry_after = \"120s\"",
+        "timeout" => "timeout = \"10s\"",
+        "deadline" => "deadline = \"60s\"",
+        "budget" => "budget = RETRY_BUDGET",
+        "nested" => "nested = \"retry\"",
         "notify" => "notify = log_retry",
         "crate" => "crate = ::tenacious",
         _ => "key = value",
@@ -318,7 +373,8 @@ fn max(value: &Expr, errors: &mut Errors) -> Option<u32> {
     }
 }
 
-fn duration_arg(key: &str, value: &Expr, errors: &mut Errors) -> Option<DurationArg> {
+fn duration_arg(key: &Ident, value: &Expr, errors: &mut Errors) -> Option<DurationArg> {
+    let name = key.unraw().to_string();
     let Expr::Lit(syn::ExprLit {
         lit: Lit::Str(lit), ..
     }) = ungroup(value)
@@ -326,8 +382,8 @@ fn duration_arg(key: &str, value: &Expr, errors: &mut Errors) -> Option<Duration
         errors.at(
             value,
             format_args!(
-                "`{key}` takes a duration string with a unit: `{}`",
-                example(key)
+                "`{name}` takes a duration string with a unit: `{}`",
+                example(&name)
             ),
         );
         return None;
@@ -347,7 +403,7 @@ fn duration_arg(key: &str, value: &Expr, errors: &mut Errors) -> Option<Duration
         }
     };
     if nanos == 0 {
-        let why = match key {
+        let why = match name.as_str() {
             "base" => {
                 "a zero `base` makes every backoff zero, so retries run in a tight loop \
                  against a failing service; give a positive duration, like `base = \"200ms\"`"
@@ -355,6 +411,14 @@ fn duration_arg(key: &str, value: &Expr, errors: &mut Errors) -> Option<Duration
             "cap" => {
                 "a zero `cap` makes every backoff zero, so retries run in a tight loop \
                  against a failing service; give a positive duration, like `cap = \"20s\"`"
+            }
+            "timeout" => {
+                "a zero `timeout` times out every attempt before it starts; give the \
+                 longest one attempt may run, like `timeout = \"10s\"`, or remove the key"
+            }
+            "deadline" => {
+                "a zero `deadline` leaves no time for any attempt; give the longest the \
+                 whole call may run, like `deadline = \"60s\"`, or remove the key"
             }
             _ => {
                 "a zero `max_retry_after` gives up on every server that asks to wait; \
@@ -367,6 +431,7 @@ fn duration_arg(key: &str, value: &Expr, errors: &mut Errors) -> Option<Duration
     Some(DurationArg {
         nanos,
         lit: lit.clone(),
+        key: key.clone(),
     })
 }
 
@@ -521,6 +586,62 @@ fn fn_path(key: &str, value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
     }
 }
 
+fn budget_path(value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
+    match ungroup(value) {
+        Expr::Path(path) if path.qself.is_none() => Some(path.clone()),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => {
+            errors.at(
+                value,
+                format_args!(
+                    "`budget` takes the path of a `static RetryBudget`, not a string: \
+                     `budget = {}`",
+                    lit.value()
+                ),
+            );
+            None
+        }
+        _ => {
+            errors.at(
+                value,
+                "`budget` takes the path of a `static RetryBudget`, shared by every call \
+                 that names it: declare `static RETRY_BUDGET: tenacious::RetryBudget = \
+                 tenacious::RetryBudget::new();` and write `budget = RETRY_BUDGET`",
+            );
+            None
+        }
+    }
+}
+
+fn nested(value: &Expr, errors: &mut Errors) -> Option<NestedKind> {
+    let expected = "expected \"once\" (the default: one attempt inside another retried \
+                    call) or \"retry\" (retry as configured even there)";
+    let Expr::Lit(syn::ExprLit {
+        lit: Lit::Str(lit), ..
+    }) = ungroup(value)
+    else {
+        errors.at(value, format_args!("`nested` takes a string; {expected}"));
+        return None;
+    };
+    match lit.value().as_str() {
+        "once" => Some(NestedKind::Once),
+        "retry" => Some(NestedKind::Retry),
+        other => {
+            let message = match closest(other, NESTED) {
+                Some(guess) => {
+                    format!(
+                        "unknown `nested` value \"{other}\"; did you mean \"{guess}\"? {expected}"
+                    )
+                }
+                None => format!("unknown `nested` value \"{other}\"; {expected}"),
+            };
+            errors.at(lit, message);
+            None
+        }
+    }
+}
+
 fn crate_path(value: &Expr, errors: &mut Errors) -> Option<syn::Path> {
     let message = "`crate` takes the path the `tenacious` crate is reachable at, \
                    like `crate = ::tenacious` or `crate = my_facade::tenacious`";
@@ -547,7 +668,7 @@ fn crate_path(value: &Expr, errors: &mut Errors) -> Option<syn::Path> {
 mod tests {
     use quote::quote;
 
-    use super::{JitterKind, closest, parse};
+    use super::{JitterKind, NestedKind, closest, parse};
     use crate::retry::Errors;
 
     fn errors_for(tokens: proc_macro2::TokenStream) -> Vec<String> {
@@ -571,12 +692,20 @@ mod tests {
                 on = RateLimited,
                 when = is_retryable,
                 max_retry_after = "30s",
+                timeout = "2s",
+                deadline = "1m",
+                budget = crate::BUDGET,
+                nested = "retry",
                 notify = log::retry,
                 crate = ::my::tenacious,
             ),
             &mut errors,
         );
         assert!(errors.finish().is_ok());
+        assert_eq!(args.timeout.unwrap().nanos, 2_000_000_000);
+        assert_eq!(args.deadline.unwrap().nanos, 60_000_000_000);
+        assert!(args.budget.is_some());
+        assert_eq!(args.nested, Some(NestedKind::Retry));
         assert_eq!(args.max, Some(5));
         assert_eq!(args.base.unwrap().nanos, 1_500_000_000);
         assert_eq!(args.cap.unwrap().nanos, 60_000_000_000);
@@ -638,6 +767,32 @@ mod tests {
         for (error, want) in errors.iter().zip(expected) {
             assert!(error.contains(want), "{error:?} should contain {want:?}");
         }
+    }
+
+    #[test]
+    fn mistakes_in_the_call_safety_keys_are_all_reported() {
+        let errors = errors_for(quote!(
+            timeout = "0s",
+            deadline = 60,
+            budget = "BUDGET",
+            nested = "retr",
+            total_timeout = "1m",
+        ));
+        let expected = [
+            "zero `timeout` times out every attempt",
+            "`deadline` takes a duration string",
+            "not a string: `budget = BUDGET`",
+            "did you mean \"retry\"",
+            "did you mean `deadline`?",
+        ];
+        assert_eq!(errors.len(), expected.len(), "{errors:#?}");
+        for (error, want) in errors.iter().zip(expected) {
+            assert!(error.contains(want), "{error:?} should contain {want:?}");
+        }
+        let errors = errors_for(quote!(deadline = "0ms", budget = 1 + 2, nested = once));
+        assert!(errors[0].contains("zero `deadline`"), "{errors:?}");
+        assert!(errors[1].contains("static RetryBudget"), "{errors:?}");
+        assert!(errors[2].contains("`nested` takes a string"), "{errors:?}");
     }
 
     #[test]

@@ -11,10 +11,11 @@
 //! shadow them; every path is absolute, through `#krate::__private`.
 use proc_macro2::{Delimiter, Group, Literal, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{GenericArgument, PathArguments, ReturnType, Type};
 
-use super::args::{Args, DurationArg, JitterKind, RetryOn};
+use super::args::{Args, DurationArg, JitterKind, NestedKind, RetryOn};
 use super::item::RetryFn;
 use crate::common::CratePath;
 
@@ -33,9 +34,15 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         unreachable!("validation rejects a fn without a return type")
     };
 
+    // `Result<T, Failure<E>>`: the body's attempts are `Result<T, E>` and
+    // the engine records them; otherwise the attempts are the return type.
+    let failure_attempt = failure_attempt_type(return_type);
+    let attempt_type = failure_attempt.as_ref().unwrap_or(return_type);
+
     let local = |name: &str| format_ident!("__tenacious_{}", name, span = Span::mixed_site());
     let policy = local("policy");
     let engine = local("engine");
+    let records = local("records");
     let result = local("result");
     let fake = local("fake");
     let output = local("output");
@@ -50,10 +57,12 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         "__tenacious_result",
         span = Span::mixed_site().located_at(first_span)
     );
-    let step = respan(
-        quote!(#private::step),
-        Span::call_site().located_at(first_span),
-    );
+    let step_fn = if failure_attempt.is_some() {
+        quote!(#private::step_failure)
+    } else {
+        quote!(#private::step)
+    };
+    let step = respan(step_fn, Span::call_site().located_at(first_span));
     let when = args
         .when
         .as_ref()
@@ -62,17 +71,19 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         .notify
         .as_ref()
         .map_or_else(|| quote!(#private::ignore), ToTokens::to_token_stream);
-    let mut step_args = Group::new(
-        Delimiter::Parenthesis,
-        quote!(&mut #engine, #checked_result, #when, #notify),
-    );
+    let step_args = if failure_attempt.is_some() {
+        quote!(&mut #engine, &mut #records, #checked_result, #when, #notify)
+    } else {
+        quote!(&mut #engine, #checked_result, #when, #notify)
+    };
+    let mut step_args = Group::new(Delimiter::Parenthesis, step_args);
     step_args.set_span(Span::call_site().located_at(last_span));
 
     // The fake return edge gives the attempt its type before the body is
     // checked, so `?` knows what to convert errors into and a mistyped body
     // is reported against the return type the user wrote. `impl Trait`
     // cannot be named in a `let`, so it becomes `_` there.
-    let mut fake_type = (**return_type).clone();
+    let mut fake_type = attempt_type.clone();
     erase_impl_trait(&mut fake_type);
     let fake_return = quote_spanned! {first_span=>
         #[allow(
@@ -95,22 +106,50 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         fake_return.to_tokens(tokens);
         body.to_tokens(tokens);
     });
+    // Each attempt runs inside the runtime's wrapper, which sets the
+    // attempt context (`Attempt::current()`) and, with `timeout`, bounds it.
     let (attempt, sleep) = if sig.asyncness.is_some() {
-        (
-            quote!(let #result = async #attempt_body.await;),
-            quote!(#private::sleep(#delay).await),
-        )
+        let attempt = match &args.timeout {
+            Some(timeout) => {
+                // The conversion of a timeout into the user's error sits on
+                // the `timeout` key: without `From<Elapsed>` the error is
+                // reported there.
+                let key_span = timeout.key.span();
+                let elapsed = format_ident!(
+                    "__tenacious_elapsed",
+                    span = Span::mixed_site().located_at(key_span)
+                );
+                let timed_out = respan(
+                    quote!(#private::timed_out),
+                    Span::call_site().located_at(key_span),
+                );
+                quote! {
+                    let #result = match #private::attempt_timed(&mut #engine, async #attempt_body).await {
+                        #private::Result::Ok(#result) => #result,
+                        #private::Result::Err(#elapsed) => #timed_out(#elapsed),
+                    };
+                }
+            }
+            None => quote! {
+                let #result = #private::attempt(&mut #engine, async #attempt_body).await;
+            },
+        };
+        (attempt, quote!(#private::sleep(#delay).await))
     } else {
         (
-            // Calling the closure in place is the point: it gives `return`
-            // and `?` in the body a scope of one attempt.
+            // A closure gives `return` and `?` in the body a scope of one
+            // attempt.
             quote! {
-                #[allow(clippy::redundant_closure_call)]
-                let #result = (|| #attempt_body)();
+                let #result = #private::attempt_blocking(&mut #engine, || #attempt_body);
             },
             quote!(#private::sleep_blocking(#delay)),
         )
     };
+    let records_decl = failure_attempt
+        .is_some()
+        .then(|| quote!(let mut #records = #private::Provenance::new();));
+    // The fn's name keys the idempotency key of a call nested in another.
+    let name = syn::LitStr::new(&sig.ident.unraw().to_string(), sig.ident.span());
 
     // A `const` block, so the policy is still built at compile time, bound
     // to a hygienic local: a named `const` item in the fn body would be in
@@ -129,7 +168,8 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         #(#inner_attrs)*
         #vis #sig {
             let #policy: #private::Policy = const { #policy_value };
-            let mut #engine = #private::Engine::new(&#policy);
+            let mut #engine = #private::Engine::named(&#policy, #name);
+            #records_decl
             loop {
                 #attempt
                 match #step #step_args {
@@ -186,7 +226,81 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
         let max_retry_after = duration(max_retry_after);
         policy.extend(quote!(.max_retry_after(#max_retry_after)));
     }
+    if let Some(timeout) = &args.timeout {
+        let timeout = duration(timeout);
+        policy.extend(quote!(.timeout(#timeout)));
+    }
+    if let Some(deadline) = &args.deadline {
+        let deadline = duration(deadline);
+        policy.extend(quote!(.deadline(#deadline)));
+    }
+    if let Some(budget) = &args.budget {
+        // On the path: a path that is not a `static RetryBudget` is a type
+        // error there.
+        let (span, _) = first_and_last_span(budget);
+        policy.extend(quote_spanned!(span=> .budget(&#budget)));
+    }
+    if let Some(nested) = args.nested {
+        let variant = match nested {
+            NestedKind::Once => quote!(Once),
+            NestedKind::Retry => quote!(Retry),
+        };
+        policy.extend(quote!(.nested(#private::Nested::#variant)));
+    }
     policy
+}
+
+/// For `Result<T, Failure<E>>` (any path ending in `Result` with two
+/// arguments, the second any path ending in `Failure` with one), the type
+/// of one attempt: `Result<T, E>`. `None` for any other return type.
+///
+/// Matched on the tokens: a type alias of `Failure<E>` is not seen, and
+/// is then an ordinary error type (which `Failure<E>` is, as `Classify`).
+fn failure_attempt_type(return_type: &Type) -> Option<Type> {
+    let Type::Path(path) = strip_groups(return_type) else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    if last.ident != "Result" || args.args.len() != 2 {
+        return None;
+    }
+    let Some(GenericArgument::Type(error)) = args.args.iter().nth(1) else {
+        return None;
+    };
+    let Type::Path(error_path) = strip_groups(error) else {
+        return None;
+    };
+    let failure = error_path.path.segments.last()?;
+    let PathArguments::AngleBracketed(failure_args) = &failure.arguments else {
+        return None;
+    };
+    if failure.ident != "Failure" || failure_args.args.len() != 1 {
+        return None;
+    }
+    let Some(GenericArgument::Type(inner)) = failure_args.args.first() else {
+        return None;
+    };
+    let mut attempt = path.clone();
+    if let Some(segment) = attempt.path.segments.last_mut()
+        && let PathArguments::AngleBracketed(args) = &mut segment.arguments
+        && let Some(GenericArgument::Type(error)) = args.args.iter_mut().nth(1)
+    {
+        *error = inner.clone();
+    }
+    Some(Type::Path(attempt))
+}
+
+fn strip_groups(mut ty: &Type) -> &Type {
+    loop {
+        match ty {
+            Type::Group(group) => ty = &group.elem,
+            Type::Paren(paren) => ty = &paren.elem,
+            _ => return ty,
+        }
+    }
 }
 
 /// The spans of the first and the last token of `tokens`.

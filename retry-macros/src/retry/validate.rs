@@ -19,7 +19,34 @@ const DEFAULT_CAP_NANOS: u64 = 20_000_000_000;
 
 pub(super) fn check(args: &Args, func: &RetryFn, errors: &mut Errors) {
     check_backoff(args, errors);
+    check_limits(args, &func.sig, errors);
     check_signature(&func.sig, errors);
+}
+
+fn check_limits(args: &Args, sig: &Signature, errors: &mut Errors) {
+    if let Some(timeout) = &args.timeout
+        && sig.asyncness.is_none()
+    {
+        errors.at(
+            &timeout.key,
+            "`timeout` needs an `async fn`: a running sync fn cannot be interrupted; bound \
+             the blocking call itself (a socket or client timeout), or make the fn `async`; \
+             `deadline` works on sync fns too",
+        );
+    }
+    if let (Some(timeout), Some(deadline)) = (&args.timeout, &args.deadline)
+        && timeout.nanos > deadline.nanos
+    {
+        errors.at(
+            &timeout.lit,
+            format_args!(
+                "`timeout` ({}) is longer than `deadline` ({}): no attempt can run longer \
+                 than the whole call; lower `timeout` or raise `deadline`",
+                duration::display(timeout.nanos),
+                duration::display(deadline.nanos),
+            ),
+        );
+    }
 }
 
 fn check_backoff(args: &Args, errors: &mut Errors) {
@@ -194,6 +221,61 @@ mod tests {
         assert!(
             errors(
                 quote!(base = "1s", cap = "1s"),
+                quote!(
+                    fn f() -> R {
+                        x
+                    }
+                )
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn timeout_needs_an_async_fn_and_fits_the_deadline() {
+        let e = errors(
+            quote!(timeout = "1s"),
+            quote!(
+                fn f() -> R {
+                    x
+                }
+            ),
+        );
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("`timeout` needs an `async fn`"), "{e:?}");
+        let e = errors(
+            quote!(timeout = "2m", deadline = "1m"),
+            quote!(
+                async fn f() -> R {
+                    x
+                }
+            ),
+        );
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].contains("`timeout` (2m) is longer than `deadline` (1m)"),
+            "{e:?}"
+        );
+        for args in [
+            quote!(timeout = "1m", deadline = "1m"),
+            quote!(timeout = "1s"),
+            quote!(deadline = "1s"),
+        ] {
+            assert!(
+                errors(
+                    args,
+                    quote!(
+                        async fn f() -> R {
+                            x
+                        }
+                    )
+                )
+                .is_empty()
+            );
+        }
+        assert!(
+            errors(
+                quote!(deadline = "1s"),
                 quote!(
                     fn f() -> R {
                         x
