@@ -178,3 +178,71 @@ fn an_io_error_uses_its_display_and_class() {
 
 trait ClassifyDisplay: Classify + fmt::Display {}
 impl<T: Classify + fmt::Display> ClassifyDisplay for T {}
+
+mod from_failure {
+    use super::*;
+    use tenacious_runtime::{Failure, Policy, StopReason};
+
+    /// Runs `errors` in order through a policy that retries without waiting.
+    fn failure(max: u32, errors: Vec<ToolError>) -> Failure<ToolError> {
+        let mut errors = errors.into_iter();
+        Policy::new()
+            .max(max)
+            .base(Duration::ZERO)
+            .retry_blocking_failure(|| Err::<(), _>(errors.next().expect("one error per attempt")))
+            .unwrap_err()
+    }
+
+    #[test]
+    fn an_exhausted_transient_call_reports_every_attempt_and_the_last_error() {
+        let failure = failure(
+            3,
+            vec![
+                ToolError::new("connection reset", ErrorClass::Transient),
+                ToolError::new("502 Bad Gateway", ErrorClass::Transient),
+                ToolError::new("503 Service Unavailable", ErrorClass::Transient),
+            ],
+        );
+        assert_eq!(failure.stop_reason(), StopReason::Exhausted);
+        assert_eq!(
+            json(&Observation::from_failure("call_11", &failure)),
+            r#"{"tool_call_id":"call_11","status":"retry_later","error":"503 Service Unavailable","class":"transient","attempts":3,"retry_after_ms":null,"system_hint":"temporary failure: try again later, or reach the goal another way"}"#
+        );
+    }
+
+    #[test]
+    fn a_rate_limit_longer_than_the_policy_waits_is_handed_to_the_model() {
+        let failure = failure(
+            3,
+            vec![ToolError {
+                retry_after: Some(Duration::from_secs(300)),
+                ..ToolError::new("429 Too Many Requests", ErrorClass::RateLimited)
+            }],
+        );
+        assert_eq!(failure.stop_reason(), StopReason::HintTooLong);
+        assert_eq!(
+            json(&Observation::from_failure("call_12", &failure)),
+            r#"{"tool_call_id":"call_12","status":"wait_and_retry","error":"429 Too Many Requests","class":"rate_limited","attempts":1,"retry_after_ms":300000,"system_hint":"rate limited: wait 300000 ms before calling this tool again, or do other work meanwhile"}"#
+        );
+    }
+
+    #[test]
+    fn a_fatal_error_after_transient_ones_escalates() {
+        let failure = failure(
+            5,
+            vec![
+                ToolError::new("timed out", ErrorClass::Transient),
+                ToolError {
+                    hint: Some("the API key was revoked"),
+                    ..ToolError::new("401 Unauthorized", ErrorClass::Fatal)
+                },
+            ],
+        );
+        assert_eq!(failure.stop_reason(), StopReason::NotRetryable);
+        let observation = Observation::from_failure("call_13", &failure);
+        assert_eq!(
+            json(&observation),
+            r#"{"tool_call_id":"call_13","status":"escalate","error":"401 Unauthorized","class":"fatal","attempts":2,"retry_after_ms":null,"system_hint":"the API key was revoked"}"#
+        );
+    }
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Classify, ErrorClass};
+use crate::{Classify, ErrorClass, Failure};
 
 /// What the model should do about a failed tool call: the `status` of an
 /// [`Observation`], one per error class.
@@ -71,7 +71,9 @@ impl fmt::Display for Status {
 /// A failed tool call, structured for the model: the tool message an agent
 /// loop appends so the model can decide its next step.
 ///
-/// Serialises (with serde) as exactly these fields:
+/// Build it with [`from_failure`](Observation::from_failure) from what a
+/// retried call returned, or [`from_error`](Observation::from_error) from a
+/// bare error. Serialises (with serde) as exactly these fields:
 ///
 /// | field | value |
 /// |---|---|
@@ -144,6 +146,36 @@ impl Observation {
         E: Classify + fmt::Display + ?Sized,
     {
         Self::build(tool_call_id.into(), error, 1)
+    }
+
+    /// The observation of a call that gave up after retries: the last
+    /// attempt's error, and `attempts` as many as the call layer made.
+    ///
+    /// Prefer it to [`from_error`](Observation::from_error) on the
+    /// `Failure` itself, whose `Display` is the retry story rather than the
+    /// error the model should read.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tenacious_runtime::agent::{Observation, Status};
+    /// use tenacious_runtime::Policy;
+    ///
+    /// let policy = Policy::new().max(4).base(Duration::ZERO);
+    /// let failure = policy
+    ///     .retry_blocking_failure(|| Err::<(), _>(io::Error::new(io::ErrorKind::TimedOut, "search timed out")))
+    ///     .unwrap_err();
+    /// let obs = Observation::from_failure("call_3", &failure);
+    /// assert_eq!((obs.status, obs.attempts), (Status::RetryLater, 4));
+    /// assert_eq!(obs.error, "search timed out");
+    /// ```
+    #[must_use]
+    pub fn from_failure<E>(tool_call_id: impl Into<String>, failure: &Failure<E>) -> Self
+    where
+        E: Classify + fmt::Display,
+    {
+        let attempts = u32::try_from(failure.attempts().len()).unwrap_or(u32::MAX);
+        Self::build(tool_call_id.into(), failure.last(), attempts)
     }
 
     fn build<E>(tool_call_id: String, error: &E, attempts: u32) -> Self
