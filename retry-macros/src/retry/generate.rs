@@ -119,14 +119,15 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
                     "__tenacious_elapsed",
                     span = Span::mixed_site().located_at(key_span)
                 );
-                let timed_out = respan(
-                    quote!(#private::timed_out),
-                    Span::call_site().located_at(key_span),
-                );
+                let on_key = Span::call_site().located_at(key_span);
+                let mut timed_out = respan(quote!(#private::timed_out), on_key);
+                let mut timed_out_args = Group::new(Delimiter::Parenthesis, quote!(#elapsed));
+                timed_out_args.set_span(on_key);
+                timed_out.extend([TokenTree::Group(timed_out_args)]);
                 quote! {
                     let #result = match #private::attempt_timed(&mut #engine, async #attempt_body).await {
                         #private::Result::Ok(#result) => #result,
-                        #private::Result::Err(#elapsed) => #timed_out(#elapsed),
+                        #private::Result::Err(#elapsed) => #timed_out,
                     };
                 }
             }
@@ -371,8 +372,77 @@ fn erase_impl_trait(ty: &mut Type) {
 mod tests {
     use quote::quote;
 
-    use super::erase_impl_trait;
+    use super::{erase_impl_trait, failure_attempt_type};
     use crate::retry::expand;
+
+    #[test]
+    fn a_failure_return_type_attempts_its_inner_error() {
+        let attempt = |ty: proc_macro2::TokenStream| {
+            failure_attempt_type(&syn::parse2(ty).unwrap()).map(|t| quote!(#t).to_string())
+        };
+        assert_eq!(
+            attempt(quote!(Result<u8, Failure<E>>)),
+            Some(quote!(Result<u8, E>).to_string())
+        );
+        assert_eq!(
+            attempt(quote!(
+                std::result::Result<Vec<T>, ::tenacious::Failure<my::Error>>
+            )),
+            Some(quote!(std::result::Result<Vec<T>, my::Error>).to_string())
+        );
+        for other in [
+            quote!(Result<u8, E>),
+            quote!(io::Result<u8>),
+            quote!(Result<u8, Failure>),
+            quote!(Result<u8, Failure<A, B>>),
+            quote!(Option<Failure<E>>),
+            quote!(Failure<E>),
+        ] {
+            assert_eq!(attempt(other.clone()), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn the_new_keys_reach_the_policy_and_the_loop() {
+        let out = expand(
+            quote!(
+                timeout = "1s",
+                deadline = "2s",
+                budget = B,
+                nested = "retry"
+            ),
+            quote!(
+                async fn f() -> Result<u8, Failure<E>> {
+                    x
+                }
+            ),
+        )
+        .to_string();
+        for part in [
+            ". timeout (:: tenacious :: __private :: Duration :: from_nanos (1000000000))",
+            ". deadline (:: tenacious :: __private :: Duration :: from_nanos (2000000000))",
+            ". budget (& B)",
+            ". nested (:: tenacious :: __private :: Nested :: Retry)",
+            "attempt_timed",
+            "timed_out",
+            "step_failure",
+            "Provenance :: new ()",
+            "Engine :: named (& __tenacious_policy , \"f\")",
+        ] {
+            assert!(out.contains(part), "{part} not in {out}");
+        }
+        let sync = expand(
+            quote!(),
+            quote!(
+                fn f() -> R {
+                    x
+                }
+            ),
+        )
+        .to_string();
+        assert!(sync.contains("attempt_blocking"), "{sync}");
+        assert!(!sync.contains("step_failure") && !sync.contains("Provenance"));
+    }
 
     #[test]
     fn impl_trait_is_erased_wherever_it_nests() {
