@@ -1,7 +1,10 @@
 //! `#[retry]` allocates nothing: a counting global allocator sees no heap
 //! allocation for a call that succeeds at once, nor for one that retries
 //! twice, sync or async (after a first call has warmed up the thread: the
-//! jitter RNG and tokio's timer allocate once, on first use).
+//! jitter RNG and tokio's timer allocate once, on first use). That holds
+//! too for calls that read their attempt context, draw an idempotency key,
+//! nest another retried call, and run under a timeout, a deadline and a
+//! retry budget.
 //!
 //! One test in its own binary, counting on its own thread only, so the test
 //! harness and other tests add no noise.
@@ -9,7 +12,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::Duration;
 
-use tenacious::{Classify, ErrorClass, retry};
+use tenacious::{Attempt, Classify, Elapsed, ErrorClass, RetryBudget, retry};
 
 struct Counting;
 
@@ -70,8 +73,16 @@ impl Classify for Flaky {
     }
 }
 
+impl From<Elapsed> for Flaky {
+    fn from(_: Elapsed) -> Self {
+        Flaky::Timeout
+    }
+}
+
 thread_local! {
     static FAILURES_LEFT: Cell<u32> = const { Cell::new(0) };
+    /// The idempotency key the last guarded attempt saw.
+    static KEY: Cell<u128> = const { Cell::new(0) };
 }
 
 /// Fails the next `n` attempts.
@@ -99,6 +110,88 @@ fn sync_call(key: &str) -> Result<u32, Flaky> {
 async fn async_call(key: &str) -> Result<u32, Flaky> {
     let _ = key.len();
     attempt()
+}
+
+static BUDGET: RetryBudget = RetryBudget::new();
+
+#[retry(max = 1)]
+fn sync_inner() -> Result<u128, Flaky> {
+    Ok(Attempt::current().map_or(0, |a| a.idempotency_key().as_u128()))
+}
+
+#[retry(max = 3, base = "1us", cap = "2us", deadline = "10s", budget = BUDGET)]
+fn sync_guarded() -> Result<u32, Flaky> {
+    let key = Attempt::current().map_or(0, |a| a.idempotency_key().as_u128());
+    KEY.with(|k| k.set(key));
+    sync_inner()?;
+    attempt()
+}
+
+#[retry(max = 1)]
+async fn async_inner() -> Result<u128, Flaky> {
+    Ok(Attempt::current().map_or(0, |a| a.idempotency_key().as_u128()))
+}
+
+#[retry(max = 3, base = "10ms", timeout = "1s", deadline = "10s", budget = BUDGET)]
+async fn async_guarded() -> Result<u32, Flaky> {
+    let key = Attempt::current().map_or(0, |a| a.idempotency_key().as_u128());
+    KEY.with(|k| k.set(key));
+    async_inner().await?;
+    attempt()
+}
+
+#[test]
+fn guarded_calls_do_not_allocate() {
+    // Warm up: the jitter RNG (which also draws the keys).
+    fail_next(2);
+    assert_eq!(sync_guarded(), Ok(7));
+
+    let (result, happy) = allocations(sync_guarded);
+    assert_eq!(result, Ok(7));
+    assert_ne!(KEY.with(Cell::get), 0, "the attempt saw no key");
+    assert_eq!(
+        happy, 0,
+        "a guarded sync call that succeeds at once allocated"
+    );
+
+    fail_next(2);
+    let (result, retried) = allocations(sync_guarded);
+    assert_eq!(result, Ok(7));
+    assert_eq!(FAILURES_LEFT.with(Cell::get), 0, "the call did not retry");
+    assert_eq!(
+        retried, 0,
+        "a guarded sync call that retried twice allocated"
+    );
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        fail_next(2);
+        assert_eq!(async_guarded().await, Ok(7));
+
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = async_guarded().await;
+        let happy = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!(result, Ok(7));
+        assert_eq!(
+            happy, 0,
+            "a guarded async call that succeeds at once allocated"
+        );
+
+        fail_next(2);
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = async_guarded().await;
+        let retried = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!(result, Ok(7));
+        assert_eq!(FAILURES_LEFT.with(Cell::get), 0, "the call did not retry");
+        assert_eq!(
+            retried, 0,
+            "a guarded async call that retried twice allocated"
+        );
+    });
 }
 
 #[test]

@@ -20,7 +20,7 @@
 use std::fmt::Display;
 use std::time::Duration;
 
-use tenacious::{Classify, ErrorClass, RetryEvent, retry};
+use tenacious::{Attempt, Classify, Elapsed, ErrorClass, Failure, RetryBudget, RetryEvent, retry};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum LintError {
@@ -42,6 +42,38 @@ impl Classify for LintError {
             LintError::Flaky => None,
         }
     }
+}
+
+impl From<Elapsed> for LintError {
+    fn from(_: Elapsed) -> Self {
+        LintError::Flaky
+    }
+}
+
+static BUDGET: RetryBudget = RetryBudget::new();
+
+#[retry(base = "1us", timeout = "1s", deadline = "2s", budget = BUDGET)]
+async fn guarded() -> Result<u32, LintError> {
+    Ok(Attempt::current().map_or(0, |a| a.number()))
+}
+
+#[retry(base = "1us", deadline = "2s", nested = "retry")]
+fn sync_deadline() -> Result<u32, LintError> {
+    Ok(1)
+}
+
+#[retry(base = "1us", jitter = "none")]
+fn with_failure(fail_first: bool, attempts: &mut u32) -> Result<u32, Failure<LintError>> {
+    *attempts += 1;
+    if fail_first && *attempts == 1 {
+        return Err(LintError::Flaky);
+    }
+    Ok(*attempts)
+}
+
+#[retry(base = "1us", timeout = "1s")]
+async fn async_failure() -> Result<u8, Failure<LintError>> {
+    Ok(2)
 }
 
 fn retry_flaky_only(error: &LintError) -> bool {
@@ -184,6 +216,9 @@ fn every_shape_runs() {
     assert_eq!(lifetimes("a", "b"), Ok("a"));
     assert_eq!(patterns((1, 2), 1), Ok(6));
     documented().unwrap();
+    assert_eq!(sync_deadline(), Ok(1));
+    let mut attempts = 0;
+    assert_eq!(with_failure(true, &mut attempts).ok(), Some(2));
 
     let mut client = Client::default();
     assert_eq!(client.bump(), Ok(2));
@@ -197,6 +232,8 @@ fn every_shape_runs() {
         .unwrap();
     runtime.block_on(async {
         assert_eq!(asynchronous("abc").await, Ok(3));
+        assert_eq!(guarded().await, Ok(1));
+        assert_eq!(async_failure().await.ok(), Some(2));
         assert_eq!(client.fetch("k").await, Ok(String::from("x/k")));
         assert_eq!(client.fetch_mut().await, Ok(3));
     });

@@ -808,6 +808,108 @@ mod tests {
         assert_eq!(ok, ControlFlow::Break(Ok(7)));
     }
 
+    #[test]
+    fn the_budget_pays_only_for_retries_that_happen() {
+        static BUDGET: RetryBudget = RetryBudget::with_capacity(100);
+        let policy = Policy::new()
+            .max(2)
+            .max_retry_after(Duration::from_secs(1))
+            .budget(&BUDGET);
+        // Stopped before any wait: not retryable, exhausted, hint too long.
+        let (_, _, stop, _) = run(&policy, [fail(ErrorClass::Invalid)]);
+        assert_eq!(stop, Some(StopReason::NotRetryable));
+        let (_, _, stop, _) = run(
+            &policy,
+            [hinted(ErrorClass::RateLimited, Duration::from_secs(2))],
+        );
+        assert_eq!(stop, Some(StopReason::HintTooLong));
+        assert_eq!(BUDGET.balance(), 100);
+        let (delays, _, stop, _) = run(
+            &policy,
+            std::iter::repeat_with(|| fail(ErrorClass::Transient)),
+        );
+        assert_eq!((delays.len(), stop), (1, Some(StopReason::Exhausted)));
+        assert_eq!(BUDGET.balance(), 95, "one retry, one charge");
+
+        // A deadline that stops the wait stops it before the charge.
+        let policy = policy
+            .deadline(Duration::from_nanos(1))
+            .jitter(Jitter::None);
+        let (_, _, stop, _) = run(&policy, [fail(ErrorClass::Transient)]);
+        assert_eq!(stop, Some(StopReason::Deadline));
+        assert_eq!(BUDGET.balance(), 95);
+    }
+
+    #[test]
+    fn a_retry_after_a_timeout_costs_more_and_a_success_gives_it_back() {
+        static BUDGET: RetryBudget = RetryBudget::with_capacity(100);
+        let policy = Policy::new().max(3).base(MS).budget(&BUDGET);
+        let mut engine = Engine::new(&policy);
+        engine.note_timeout();
+        assert!(
+            engine
+                .step(fail(ErrorClass::Transient), always, ignore)
+                .is_continue()
+        );
+        assert_eq!(BUDGET.balance(), 90);
+        // The flag is for one attempt only.
+        assert!(
+            engine
+                .step(fail(ErrorClass::Transient), always, ignore)
+                .is_continue()
+        );
+        assert_eq!(BUDGET.balance(), 85);
+        assert!(engine.step(Ok::<(), Fail>(()), always, ignore).is_break());
+        assert_eq!(BUDGET.balance(), 90, "the last retry's 5 come back");
+    }
+
+    #[test]
+    fn attempt_limit_is_the_timeout_cut_to_what_is_left() {
+        let policy = Policy::new();
+        assert_eq!(Engine::new(&policy).attempt_limit(), None);
+        let policy = Policy::new().timeout(Duration::from_secs(5));
+        assert_eq!(
+            Engine::new(&policy).attempt_limit(),
+            Some(Duration::from_secs(5))
+        );
+        let policy = Policy::new().deadline(Duration::from_secs(3600));
+        let limit = Engine::new(&policy).attempt_limit().unwrap();
+        assert!(limit <= Duration::from_secs(3600) && limit > Duration::from_secs(3500));
+        let policy = policy.timeout(Duration::from_secs(5));
+        assert_eq!(
+            Engine::new(&policy).attempt_limit(),
+            Some(Duration::from_secs(5))
+        );
+        let policy = Policy::new()
+            .deadline(Duration::ZERO)
+            .timeout(Duration::from_secs(5));
+        assert_eq!(Engine::new(&policy).attempt_limit(), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn stop_reasons_read_as_phrases() {
+        let all = [
+            StopReason::Exhausted,
+            StopReason::NotRetryable,
+            StopReason::HintTooLong,
+            StopReason::Deadline,
+            StopReason::Budget,
+            StopReason::Nested,
+        ];
+        let names: Vec<String> = all.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            names,
+            [
+                "exhausted",
+                "not retryable",
+                "hint too long",
+                "deadline",
+                "budget",
+                "nested"
+            ]
+        );
+    }
+
     fn any_class() -> impl Strategy<Value = ErrorClass> {
         prop_oneof![
             Just(ErrorClass::Transient),

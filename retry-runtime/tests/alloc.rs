@@ -1,11 +1,13 @@
 //! The retry machinery does not touch the heap: a counting global allocator
 //! sees no allocation on a happy-path call, nor on a call that retries twice
-//! (once the thread's jitter RNG and tokio's timer have been used).
+//! (once the thread's jitter RNG and tokio's timer have been used), nor when
+//! the attempts read their context and key and run under a timeout, a
+//! deadline and a retry budget.
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::Duration;
 
-use tenacious_runtime::{Classify, ErrorClass, Jitter, Policy};
+use tenacious_runtime::{Attempt, Classify, Elapsed, ErrorClass, Jitter, Policy, RetryBudget};
 
 struct Counting;
 
@@ -51,6 +53,12 @@ impl Classify for Blip {
     }
 }
 
+impl From<Elapsed> for Blip {
+    fn from(_: Elapsed) -> Self {
+        Blip
+    }
+}
+
 /// Fails `failures` times, then succeeds; allocates nothing itself.
 fn op(calls: &Cell<u32>, failures: u32) -> Result<u32, Blip> {
     calls.set(calls.get() + 1);
@@ -70,6 +78,58 @@ const POLICY: Policy = Policy::new()
     .jitter(Jitter::None);
 
 const JITTERED: Policy = POLICY.jitter(Jitter::Full);
+
+static BUDGET: RetryBudget = RetryBudget::new();
+
+const GUARDED: Policy = POLICY
+    .timeout(Duration::from_secs(1))
+    .deadline(Duration::from_secs(10))
+    .budget(&BUDGET);
+
+/// [`op`], after reading the attempt's key.
+fn keyed(calls: &Cell<u32>, failures: u32) -> Result<u32, Blip> {
+    let key = Attempt::current().map(|a| a.idempotency_key());
+    assert!(key.is_some());
+    op(calls, failures)
+}
+
+#[test]
+fn guarded_calls_do_not_allocate() {
+    let calls = Cell::new(0);
+    assert_eq!(GUARDED.retry_blocking(|| keyed(&calls, 2)), Ok(3));
+    let calls = Cell::new(0);
+    let (result, allocations) = allocations_in(|| GUARDED.retry_blocking(|| keyed(&calls, 2)));
+    assert_eq!((result, allocations), (Ok(3), 0), "blocking, two retries");
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let calls = Cell::new(0);
+        let warm_up = GUARDED
+            .retry_timed(|| std::future::ready(keyed(&calls, 2)))
+            .await;
+        assert_eq!(warm_up, Ok(3));
+
+        let calls = Cell::new(0);
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = GUARDED
+            .retry_timed(|| std::future::ready(keyed(&calls, 0)))
+            .await;
+        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!((result, allocations), (Ok(1), 0), "timed, happy path");
+
+        let calls = Cell::new(0);
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = GUARDED
+            .retry_timed(|| std::future::ready(keyed(&calls, 2)))
+            .await;
+        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!((result, allocations), (Ok(3), 0), "timed, two retries");
+    });
+}
 
 #[test]
 fn blocking_calls_do_not_allocate() {

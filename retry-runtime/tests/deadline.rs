@@ -1,0 +1,182 @@
+//! The deadline holds for any sequence of errors, server hints and attempt
+//! run times, on tokio's paused clock: with a per-attempt timeout the call
+//! ends by the deadline; without one, by the deadline plus the last
+//! attempt's own run time (an attempt already running is not interrupted).
+use std::cell::Cell;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use tenacious_runtime::{
+    Classify, Elapsed, ErrorClass, Failure, Jitter, Policy, StopReason, seed_jitter,
+};
+use tokio::time::Instant;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fault {
+    Transient,
+    RateLimited(Duration),
+    Invalid,
+    TimedOut(Elapsed),
+}
+
+impl Classify for Fault {
+    fn classify(&self) -> ErrorClass {
+        match self {
+            Fault::Transient | Fault::TimedOut(_) => ErrorClass::Transient,
+            Fault::RateLimited(_) => ErrorClass::RateLimited,
+            Fault::Invalid => ErrorClass::Invalid,
+        }
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Fault::RateLimited(hint) => Some(*hint),
+            _ => None,
+        }
+    }
+}
+
+impl From<Elapsed> for Fault {
+    fn from(elapsed: Elapsed) -> Self {
+        Fault::TimedOut(elapsed)
+    }
+}
+
+const MS: Duration = Duration::from_millis(1);
+
+/// One scripted attempt: how long it runs, then what it returns.
+type Step = (Duration, Option<Fault>);
+
+/// Runs `policy` over `script` (attempts past its end succeed at once) on
+/// a fresh paused clock; returns the time the call took and how long its
+/// last attempt was scripted to run.
+fn run(policy: Policy, script: &[Step], timed: bool) -> (Duration, Duration, u32) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let next = Cell::new(0usize);
+        let last_run = Cell::new(Duration::ZERO);
+        let op = || {
+            let (run, fault) = script
+                .get(next.get())
+                .copied()
+                .unwrap_or((Duration::ZERO, None));
+            next.set(next.get() + 1);
+            last_run.set(run);
+            async move {
+                tokio::time::sleep(run).await;
+                fault.map_or(Ok(()), Err)
+            }
+        };
+        let started = Instant::now();
+        let _ = if timed {
+            policy.retry_timed(op).await
+        } else {
+            policy.retry(op).await
+        };
+        let attempts = u32::try_from(next.get()).unwrap();
+        (started.elapsed(), last_run.get(), attempts)
+    })
+}
+
+fn ms(range: std::ops::Range<u64>) -> impl Strategy<Value = Duration> {
+    range.prop_map(Duration::from_millis)
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let fault = prop_oneof![
+        4 => Just(Some(Fault::Transient)),
+        2 => ms(0..3_000).prop_map(|hint| Some(Fault::RateLimited(hint))),
+        1 => Just(Some(Fault::Invalid)),
+        1 => Just(None),
+    ];
+    (ms(0..2_000), fault)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn a_call_never_runs_past_its_deadline(
+        script in proptest::collection::vec(step(), 0..25),
+        max in 1..20u32,
+        base in ms(1..500),
+        deadline in ms(1..5_000),
+        timeout_share in proptest::option::of(1..=100u64),
+        jitter in prop_oneof![Just(Jitter::None), Just(Jitter::Full), Just(Jitter::Decorrelated)],
+        seed in any::<u64>(),
+    ) {
+        seed_jitter(seed);
+        let mut policy = Policy::new()
+            .max(max)
+            .base(base)
+            .cap(Duration::from_secs(2))
+            .jitter(jitter)
+            .deadline(deadline);
+        // A timeout between 1 % and 100 % of the deadline.
+        let timeout = timeout_share.map(|share| (deadline * u32::try_from(share).unwrap() / 100).max(MS));
+        if let Some(timeout) = timeout {
+            policy = policy.timeout(timeout);
+        }
+        // Tokio's timer fires on whole milliseconds: with whole-millisecond
+        // waits the bound is exact, with jittered ones a sleep may end up
+        // to a millisecond late.
+        let tick = if jitter == Jitter::None { Duration::ZERO } else { MS };
+        let (elapsed, last_run, attempts) = run(policy, &script, timeout.is_some());
+        prop_assert!(attempts >= 1 && attempts <= max);
+        if timeout.is_some() {
+            prop_assert!(elapsed <= deadline + tick, "{elapsed:?} > {deadline:?}");
+        } else {
+            prop_assert!(
+                elapsed <= deadline + last_run + tick,
+                "{elapsed:?} > {deadline:?} + {last_run:?}"
+            );
+        }
+    }
+}
+
+/// A property that cannot fail proves nothing: without the deadline the
+/// same kind of script does run past it.
+#[test]
+fn without_a_deadline_the_same_script_runs_past_it() {
+    let script = [(400 * MS, Some(Fault::Transient)); 5];
+    let policy = Policy::new().max(5).base(100 * MS).jitter(Jitter::None);
+    let (elapsed, ..) = run(policy, &script, false);
+    assert!(elapsed > Duration::from_secs(1), "{elapsed:?}");
+    let (elapsed, _, attempts) = run(policy.deadline(Duration::from_secs(1)), &script, false);
+    // 400 + 100 + 400 = 900 ms; a 200 ms backoff would end past 1 s.
+    assert_eq!((elapsed, attempts), (900 * MS, 2));
+    let (elapsed, _, attempts) = run(
+        policy.deadline(Duration::from_secs(1)).timeout(300 * MS),
+        &script,
+        true,
+    );
+    // Attempts cut at 300 ms: 300 + 100 + 300 + 200 = 900 ms; the third
+    // attempt gets the 100 ms left and is cut exactly at the deadline.
+    assert_eq!((elapsed, attempts), (Duration::from_secs(1), 3));
+}
+
+#[test]
+fn the_stop_reason_is_deadline() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let failure: Failure<Fault> = runtime.block_on(async {
+        Policy::new()
+            .max(10)
+            .base(100 * MS)
+            .jitter(Jitter::None)
+            .deadline(Duration::from_millis(250))
+            .retry_failure(|| async { Err::<(), _>(Fault::Transient) })
+            .await
+            .unwrap_err()
+    });
+    assert_eq!(failure.stop_reason(), StopReason::Deadline);
+    assert_eq!(failure.attempts().len(), 2);
+    let waits: Vec<_> = failure.attempts().iter().map(|r| r.delay).collect();
+    assert_eq!(waits, [Some(100 * MS), None]);
+}
