@@ -50,6 +50,62 @@
 //! # }
 //! ```
 //!
+//! # A retry never makes things worse
+//!
+//! A per-attempt `timeout` and a whole-call `deadline` keep a hostile server
+//! from hanging the call; [`Attempt::current`] gives each attempt the
+//! [`IdempotencyKey`] its call shares, so a server can deduplicate a retried
+//! side effect; a shared [`RetryBudget`] stops a fleet from amplifying an
+//! outage; a retried call nested in another makes one attempt (see
+//! [`Nested`]); and [`Failure<E>`](Failure) says why the call stopped.
+//!
+//! ```
+//! use std::time::Duration;
+//! use tenacious::{Attempt, Classify, Elapsed, Failure, RetryBudget, StopReason, retry};
+//!
+//! #[derive(Debug, Classify)]
+//! enum ToolError {
+//!     #[classify(transient)]
+//!     Timeout(Elapsed),
+//!     #[classify(invalid)]
+//!     BadArguments,
+//! }
+//!
+//! impl From<Elapsed> for ToolError {
+//!     fn from(elapsed: Elapsed) -> Self {
+//!         ToolError::Timeout(elapsed)
+//!     }
+//! }
+//!
+//! static TOOL_BUDGET: RetryBudget = RetryBudget::new();
+//!
+//! #[retry(max = 3, timeout = "2s", deadline = "10s", budget = TOOL_BUDGET)]
+//! async fn create(sent: &mut Vec<String>) -> Result<u32, Failure<ToolError>> {
+//!     let attempt = Attempt::current().unwrap();
+//!     sent.push(attempt.idempotency_key().to_string()); // the Idempotency-Key header
+//!     if attempt.number() == 1 {
+//!         std::future::pending::<()>().await; // a server that never answers
+//!     }
+//!     Ok(attempt.number())
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let mut sent = Vec::new();
+//! assert_eq!(create(&mut sent).await.unwrap(), 2);
+//! assert_eq!(sent[0], sent[1]); // the retry resent the same key
+//! assert_eq!(TOOL_BUDGET.balance(), 500); // the retry took 10 (after a timeout); the success gave them back
+//!
+//! #[retry(max = 3)]
+//! async fn wrong() -> Result<(), Failure<ToolError>> {
+//!     Err(ToolError::BadArguments)
+//! }
+//! let failure = wrong().await.unwrap_err();
+//! assert_eq!(failure.stop_reason(), StopReason::NotRetryable);
+//! assert_eq!(failure.to_string(), "gave up after 1 attempt (not retryable): invalid BadArguments");
+//! # }
+//! ```
+//!
 //! The same settings run closures by hand through [`Policy`], with the same
 //! decision engine, so both behave identically.
 #![deny(missing_docs)]

@@ -65,14 +65,79 @@ use proc_macro::TokenStream;
 /// | `on` | retried classes, `\|`-joined: `Transient`, `RateLimited` | `Transient \| RateLimited` |
 /// | `when` | path to a `fn(&E) -> bool`, AND-ed with `on` | none |
 /// | `max_retry_after` | longest server hint honoured; a longer one returns the error at once | `"120s"` |
+/// | `timeout` | per-attempt limit, `async fn` only; needs `E: From<tenacious::Elapsed>` | none |
+/// | `deadline` | whole-call limit: no sleep starts that would end past it | none |
+/// | `budget` | path to a shared `static RetryBudget` | none |
+/// | `nested` | inside another retried call: `"once"` (one attempt) or `"retry"` | `"once"` |
 /// | `notify` | path to a `fn(&E, &RetryEvent)`, called before each sleep | none |
 /// | `crate` | path to the `tenacious` crate, for re-exports | `::tenacious` |
 ///
 /// Durations are string literals of a number and a unit (`h`, `m`, `s`,
 /// `ms`, `us`, `ns`), with decimals and combinations: `"1.5s"`, `"1m30s"`.
 /// They are parsed at compile time into a `const` `Policy`; none may be
-/// zero. `Invalid` and `Fatal` cannot go in `on`: they are never retried,
-/// and `when` can only narrow `on`.
+/// zero, and `timeout` may not be longer than `deadline`. `Invalid` and
+/// `Fatal` cannot go in `on`: they are never retried, and `when` can only
+/// narrow `on`.
+///
+/// # Timeouts, deadlines, budgets, nesting
+///
+/// - `timeout`: an attempt still running after it is dropped and counts as
+///   the error `E::from(tenacious::Elapsed)`, which is transient. A sync fn
+///   cannot be interrupted, so `timeout` there is a compile error.
+/// - `deadline`: measured from the start of the first attempt; no sleep
+///   starts that would end at or past it (nor is a server hint past it
+///   waited), and with `timeout` the last attempt is cut to what remains.
+///   The error is returned with `StopReason::Deadline`. Without `timeout`,
+///   an attempt already running finishes, so the call may end that
+///   attempt's run time past the deadline.
+/// - `budget = NAME`: `NAME` is a `static tenacious::RetryBudget` shared by
+///   every call naming it; an empty budget allows no retry.
+/// - `nested`: inside an attempt of another retried call the fn makes one
+///   attempt (`"once"`, the default) and leaves retrying to the outer call,
+///   so retries do not multiply; `nested = "retry"` retries anyway.
+///
+/// Inside the body, `tenacious::Attempt::current()` gives the attempt's
+/// number, the call's `max`, the time elapsed and the idempotency key all
+/// attempts of the call share.
+///
+/// ```
+/// use tenacious::{Attempt, Classify, Elapsed, retry};
+///
+/// #[derive(Debug, Classify)]
+/// enum FetchError {
+///     #[classify(transient)]
+///     Timeout(Elapsed),
+/// }
+///
+/// impl From<Elapsed> for FetchError {
+///     fn from(elapsed: Elapsed) -> Self {
+///         FetchError::Timeout(elapsed)
+///     }
+/// }
+///
+/// #[retry(max = 3, timeout = "1s", deadline = "5s")]
+/// async fn fetch() -> Result<u32, FetchError> {
+///     let attempt = Attempt::current().expect("inside a retried call");
+///     if attempt.number() < 3 {
+///         std::future::pending::<()>().await; // hangs: cut at 1 s
+///     }
+///     Ok(attempt.number())
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// assert_eq!(fetch().await.unwrap(), 3);
+/// # }
+/// ```
+///
+/// # `Failure<E>`
+///
+/// Declared as `Result<T, tenacious::Failure<E>>` (the last path segment
+/// `Failure` with one argument), the body still returns `Result<T, E>` —
+/// `?`, `when` and `notify` work on `E` — and the fn gives up with a
+/// `Failure<E>`: the last error, every attempt's class, variant and delay,
+/// and the reason it stopped. A type alias of `Failure<E>` is not seen
+/// through; it is then an ordinary (`Classify`) error type.
 ///
 /// # Each attempt borrows the arguments
 ///
@@ -90,7 +155,8 @@ use proc_macro::TokenStream;
 ///   inside the body instead;
 /// - dropping the future during a backoff cancels the sleep; no further
 ///   attempt runs;
-/// - nothing is allocated on the heap.
+/// - nothing is allocated on the heap (a `Failure<E>` records its attempts
+///   in a `Vec`, once an attempt fails).
 ///
 /// ```compile_fail,E0382
 /// # use tenacious::{Classify, ErrorClass, retry};

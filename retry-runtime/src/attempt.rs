@@ -280,8 +280,8 @@ impl Attempt {
         self.max
     }
 
-    /// How long the logical call has been running, on tokio's clock (so it
-    /// follows a paused test clock).
+    /// How long the logical call has been running at the moment this is
+    /// called, on tokio's clock (so it follows a paused test clock).
     ///
     /// With a `deadline` or a `timeout` the clock starts when the first
     /// attempt does. Without either, the retry loop reads no clock on the
