@@ -202,8 +202,8 @@ impl Policy {
     ///     .timeout(Duration::from_millis(100))
     ///     .retry_timed_with(
     ///         || std::future::pending(),
-    ///         |_| true,
-    ///         |e, _| timeouts += u32::from(e.kind() == io::ErrorKind::TimedOut),
+    ///         |_: &io::Error| true,
+    ///         |e: &io::Error, _| timeouts += u32::from(e.kind() == io::ErrorKind::TimedOut),
     ///     )
     ///     .await;
     /// assert_eq!(result.unwrap_err().kind(), io::ErrorKind::TimedOut);
