@@ -1,6 +1,6 @@
 // The future of a retried async fn is `Send` when its body's is, so it can be
-// spawned on a multi-threaded runtime.
-use tenacious::{Classify, ErrorClass, retry};
+// spawned on a multi-threaded runtime, whatever keys it uses.
+use tenacious::{Classify, Elapsed, ErrorClass, Failure, RetryBudget, retry};
 
 #[derive(Debug)]
 struct Flaky;
@@ -17,11 +17,28 @@ async fn call(name: &str) -> Result<usize, Flaky> {
     Ok(name.len())
 }
 
+impl From<Elapsed> for Flaky {
+    fn from(_: Elapsed) -> Self {
+        Flaky
+    }
+}
+
+static BUDGET: RetryBudget = RetryBudget::new();
+
+#[retry(base = "1ms", timeout = "1s", deadline = "2s", budget = BUDGET)]
+async fn guarded(name: &str) -> Result<usize, Failure<Flaky>> {
+    tokio_free_yield().await;
+    let _ = tenacious::Attempt::current();
+    Ok(name.len())
+}
+
 async fn tokio_free_yield() {}
 
 fn assert_send<T: Send>(_: &T) {}
 
 fn main() {
     let future = call("x");
+    assert_send(&future);
+    let future = guarded("x");
     assert_send(&future);
 }
