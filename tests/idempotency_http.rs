@@ -59,6 +59,11 @@ struct Server {
     /// so the stall outlasts the client's timeout however fast or slow the
     /// machine is, and the test waits no longer than the client does.
     client_came_back: Notify,
+    /// Raised once the first request has stored its response. A 409 is sent
+    /// only after it, so the client's next retry finds the stored response
+    /// however the machine schedules the two tasks: exactly one 409, never
+    /// a second one that depends on timing.
+    first_stored: Notify,
 }
 
 /// 201 Created with the record's id as the body.
@@ -84,6 +89,7 @@ async fn create_record(State(server): State<Arc<Server>>, headers: HeaderMap) ->
         .get(IDEMPOTENCY_KEY)
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
+    // What to answer is decided under the lock; the waits come after it.
     let (id, first) = {
         let mut ledger = server.ledger.lock().unwrap();
         ledger.requests.push(key.clone());
@@ -91,25 +97,29 @@ async fn create_record(State(server): State<Arc<Server>>, headers: HeaderMap) ->
         if !first {
             server.client_came_back.notify_one();
         }
-        if let Some(key) = &key {
-            match ledger.keys.get(key) {
-                Some(Entry::Done(id)) => {
-                    let id = *id;
-                    ledger.replays += 1;
-                    return created(id);
-                }
-                Some(Entry::InFlight) => {
-                    ledger.conflicts += 1;
-                    return in_progress();
-                }
-                None => {
+        match key.as_ref().map(|key| ledger.keys.get(key)) {
+            Some(Some(Entry::Done(id))) => {
+                let id = *id;
+                ledger.replays += 1;
+                return created(id);
+            }
+            Some(Some(Entry::InFlight)) => {
+                ledger.conflicts += 1;
+                (None, first)
+            }
+            Some(None) | None => {
+                if let Some(key) = &key {
                     ledger.keys.insert(key.clone(), Entry::InFlight);
                 }
+                let id = u64::try_from(ledger.records.len()).unwrap() + 1;
+                ledger.records.push(id);
+                (Some(id), first)
             }
         }
-        let id = u64::try_from(ledger.records.len()).unwrap() + 1;
-        ledger.records.push(id);
-        (id, first)
+    };
+    let Some(id) = id else {
+        server.first_stored.notified().await;
+        return in_progress();
     };
     // The request finishes in a task of its own: hyper drops this handler
     // when the client hangs up, and the response must be stored regardless,
@@ -125,6 +135,9 @@ async fn create_record(State(server): State<Arc<Server>>, headers: HeaderMap) ->
                 .unwrap()
                 .keys
                 .insert(key, Entry::Done(id));
+            if first {
+                server.first_stored.notify_one();
+            }
         }
         id
     });
@@ -138,6 +151,7 @@ async fn serve() -> (String, Arc<Server>) {
     let server = Arc::new(Server {
         ledger: Mutex::new(Ledger::default()),
         client_came_back: Notify::new(),
+        first_stored: Notify::new(),
     });
     let app = Router::new()
         .route("/records", post(create_record))
