@@ -9,13 +9,14 @@ mod sim;
 
 use sim::{Strategy, Summary, average, simulate};
 
-/// Herd size of the ranking check, as in the original post's charts.
+/// Herd size of the ranking check: contended enough to separate the
+/// strategies, small enough for a quick debug test.
 const CLIENTS: u32 = 100;
 
 /// Runs averaged per strategy. Over 2 000 seeds at 100 clients one run's
 /// calls vary with a standard deviation of about 7 (full jitter), 8 (equal),
-/// 31 (decorrelated), 48 (no backoff) and 70 (no jitter) around means of
-/// 897, 920, 1032, 2787 and 2674. With 32 runs the closest check (full
+/// 31 (decorrelated), 49 (no backoff) and 73 (no jitter) around means of
+/// 897, 921, 1031, 2785 and 2677. With 32 runs the closest check (full
 /// against decorrelated, 135 calls apart) sits about 24 standard errors from
 /// failing, and the whole test stays well under a second in debug.
 const RUNS: u32 = 32;

@@ -112,16 +112,16 @@ pub struct Outcome {
     pub bin: Duration,
 }
 
-/// What reaches the server next. Packed into one integer, so the heap
-/// compares plain numbers: the instant in the high 64 bits, then the client,
-/// then the kind (a read sorts before a write at the same instant). Ties
-/// thus break by client index, which keeps runs reproducible.
+/// A write reaching the server. Packed into one integer, so the heap
+/// compares plain numbers: the instant in the high 64 bits, the client in
+/// the low ones. Simultaneous writes thus go in client order, which keeps
+/// runs reproducible.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Event(u128);
+struct Write(u128);
 
-impl Event {
-    const fn new(at: u64, client: u32, write: bool) -> Self {
-        Self((at as u128) << 64 | (client as u128) << 1 | write as u128)
+impl Write {
+    const fn new(at: u64, client: u32) -> Self {
+        Self((at as u128) << 64 | client as u128)
     }
 
     // The fields were packed by `new`, so each truncation is exact.
@@ -132,19 +132,15 @@ impl Event {
 
     #[allow(clippy::cast_possible_truncation)]
     const fn client(self) -> u32 {
-        (self.0 >> 1) as u32
-    }
-
-    const fn is_write(self) -> bool {
-        self.0 & 1 == 1
+        self.0 as u32
     }
 }
 
 /// What the simulation keeps per client.
 #[derive(Debug, Clone, Copy)]
 struct Client {
-    /// The version its last read saw.
-    read_version: u64,
+    /// When its last read reached the server.
+    read_at: u64,
     /// Failed writes so far: the retry number of the next backoff.
     retries: u32,
     /// Its last backoff (`base` before the first), for decorrelated jitter.
@@ -154,6 +150,15 @@ struct Client {
 /// Runs the experiment once: `clients` clients, backing off by `strategy`,
 /// with randomness (network delays and jitter) from `seed`; write counts are
 /// binned every `bin` (at least [`MIN_BIN`]).
+///
+/// Only writes are events. A read changes nothing on the server, so instead
+/// of being an event of its own it is remembered by the instant it arrived:
+/// the write then succeeds if no write succeeded after that instant (a read
+/// sees a write that arrived at the same instant). Writes are handled in
+/// time order, so every write that could conflict has been decided by then.
+/// The client's own steps (answer in, next request out, or failure in,
+/// backoff, read out) take no time, so each attempt is one event at the
+/// instant its write arrives: four hops, plus the backoff before a retry.
 #[must_use]
 pub fn simulate(strategy: Strategy, clients: u32, seed: u64, bin: Duration) -> Outcome {
     let (jitter, base) = strategy.backoff();
@@ -162,21 +167,21 @@ pub fn simulate(strategy: Strategy, clients: u32, seed: u64, bin: Duration) -> O
     let net = move |rng: &mut SmallRng| rng.random_range(net_min..=net_max);
     let bin_nanos = nanos(bin.max(MIN_BIN));
 
-    let mut states = vec![
-        Client {
-            read_version: 0,
-            retries: 0,
-            prev: base,
-        };
-        clients as usize
-    ];
+    let mut states = Vec::with_capacity(clients as usize);
     let mut queue = BinaryHeap::with_capacity(clients as usize);
     for client in 0..clients {
         // Everyone starts at instant zero: the herd.
-        queue.push(Reverse(Event::new(net(&mut rng), client, false)));
+        let read_at = net(&mut rng);
+        states.push(Client {
+            read_at,
+            retries: 0,
+            prev: base,
+        });
+        let write_at = read_at + net(&mut rng) + net(&mut rng);
+        queue.push(Reverse(Write::new(write_at, client)));
     }
 
-    let mut version = 0u64;
+    let mut last_success: Option<u64> = None;
     let mut out = Outcome {
         calls: 0,
         successes: 0,
@@ -185,24 +190,13 @@ pub fn simulate(strategy: Strategy, clients: u32, seed: u64, bin: Duration) -> O
         calls_over_time: Vec::new(),
         bin: Duration::from_nanos(bin_nanos),
     };
-    // The client's own steps (get the read's answer, send the write; get a
-    // failure, back off, send a read) take no time, so only arrivals at the
-    // server are events: the hops in between are summed into the next one.
-    // An event makes at most one successor, for the same client, so the
-    // successor replaces the event at the top of the heap: one sift instead
-    // of a pop and a push.
+    // A write makes at most one successor, for the same client, so the
+    // successor replaces it at the top of the heap: one sift instead of a
+    // pop and a push.
     while let Some(mut top) = queue.peek_mut() {
-        let Reverse(event) = *top;
-        let (now, id) = (event.at(), event.client());
+        let Reverse(write) = *top;
+        let (now, id) = (write.at(), write.client());
         let state = &mut states[id as usize];
-        if !event.is_write() {
-            state.read_version = version;
-            let write_at = now
-                .saturating_add(net(&mut rng))
-                .saturating_add(net(&mut rng));
-            *top = Reverse(Event::new(write_at, id, true));
-            continue;
-        }
 
         out.calls += 1;
         let slot = usize::try_from(now / bin_nanos).unwrap_or(usize::MAX);
@@ -212,8 +206,8 @@ pub fn simulate(strategy: Strategy, clients: u32, seed: u64, bin: Duration) -> O
         out.calls_over_time[slot] += 1;
 
         let reply_at = now.saturating_add(net(&mut rng));
-        if state.read_version == version {
-            version += 1;
+        if last_success.is_none_or(|at| at <= state.read_at) {
+            last_success = Some(now);
             out.successes += 1;
             out.completion = out.completion.max(Duration::from_nanos(reply_at));
             PeekMut::pop(top);
@@ -221,10 +215,14 @@ pub fn simulate(strategy: Strategy, clients: u32, seed: u64, bin: Duration) -> O
             state.retries = state.retries.saturating_add(1);
             state.prev = backoff_delay(jitter, base, CAP, state.retries, state.prev, &mut rng);
             out.longest_wait = out.longest_wait.max(state.prev);
-            let read_at = reply_at
+            state.read_at = reply_at
                 .saturating_add(nanos(state.prev))
                 .saturating_add(net(&mut rng));
-            *top = Reverse(Event::new(read_at, id, false));
+            let write_at = state
+                .read_at
+                .saturating_add(net(&mut rng))
+                .saturating_add(net(&mut rng));
+            *top = Reverse(Write::new(write_at, id));
         }
     }
     out
