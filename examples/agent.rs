@@ -1,0 +1,256 @@
+//! The main demo: a scripted agent running many tasks under fault
+//! injection, with every layer of `tenacious` at work.
+//!
+//! ```sh
+//! cargo run --example agent
+//! cargo run --example agent -- --fault-rate 0.8 --seed 42 --tasks 50
+//! ```
+//!
+//! Each task orders a product: the mock model writes a JSON plan (the
+//! decision layer re-asks when it does not validate), then calls a flaky
+//! `search`, a rate-limited `price` API that sends `Retry-After`, and an
+//! idempotent `create_order`, each through `#[retry]`, under a task guard.
+//! Faults come from `tenacious::chaos`, seeded. It runs on a virtual clock
+//! (tokio's paused clock), so the backoffs, waits and timeouts of a few
+//! virtual minutes take a fraction of a second.
+//!
+//! It prints one line per task and a table of what each layer did. The
+//! engine is in `examples/agent/engine.rs`, shared with
+//! `tests/agent_demo.rs`, which checks the run's invariants.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tenacious::ErrorClass;
+
+#[path = "agent/engine.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with tests/agent_demo.rs, which reads figures not printed here"
+)]
+mod engine;
+
+use engine::model::MICROS_PER_TOKEN;
+use engine::tools::Tool;
+use engine::{Command, Config, GUARD, Outcome, Report, TaskReport, ToolFigures, run_demo};
+
+fn main() -> ExitCode {
+    let config = match Command::parse(std::env::args().skip(1)) {
+        Ok(Command::Run(config)) => config,
+        Ok(Command::Help) => {
+            println!("{}", engine::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("error: {message}\n\n{}", engine::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    match demo(&config, &mut io::stdout().lock()) {
+        // A reader that stopped early (`| head`) is not a failure of the run.
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot write the report: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the demo, writing each task's line as it ends, then the table.
+fn demo(config: &Config, out: &mut impl Write) -> io::Result<()> {
+    write_header(out, config)?;
+    let mut written = Ok(());
+    let report = run_demo(config, |task| {
+        if written.is_ok() {
+            written = write_task(out, task);
+        }
+    });
+    written?;
+    write_table(out, &report)?;
+    out.flush()
+}
+
+fn write_header(out: &mut impl Write, config: &Config) -> io::Result<()> {
+    writeln!(
+        out,
+        "tenacious agent demo: {} tasks, fault rate {}, seed {}, on a virtual clock \
+         (tokio's paused clock: waits cost no real time)",
+        config.tasks, config.fault_rate, config.seed
+    )?;
+    writeln!(
+        out,
+        "tools: search (flaky), price (rate-limited, Retry-After), create_order \
+         (idempotency key); the model's JSON plans slip at rate {}",
+        config.fault_rate / 2.0
+    )?;
+    writeln!(
+        out,
+        "guard per task: {} rounds, a direction switch after {} failures in a row, \
+         {:?} virtual, {} tokens (${MICROS_PER_TOKEN} per million)\n",
+        GUARD.rounds_limit(),
+        GUARD.switch_threshold(),
+        GUARD.time_limit().unwrap_or_default(),
+        GUARD.tokens_limit().unwrap_or_default(),
+    )
+}
+
+fn write_task(out: &mut impl Write, task: &TaskReport) -> io::Result<()> {
+    let attempts = u32::try_from(task.attempts()).unwrap_or(u32::MAX);
+    writeln!(
+        out,
+        "task {:>3}  {:<9}  {:<9}  {:<11}  {:<9}  {:<10}  {:>5} tokens  {:>5}  {}",
+        task.task.id,
+        task.outcome.label(),
+        count(task.rounds, "round", "rounds"),
+        count(attempts, "attempt", "attempts"),
+        count(task.plan_tries.saturating_sub(1), "re-ask", "re-asks"),
+        count(task.switches, "switch", "switches"),
+        task.spent.tokens,
+        seconds(task.elapsed),
+        task.outcome.detail(),
+    )?;
+    if !matches!(task.outcome, Outcome::Completed(_))
+        && let Some(observation) = &task.last_observation
+        && let Ok(json) = serde_json::to_string(observation)
+    {
+        writeln!(out, "          last observation: {json}")?;
+    }
+    Ok(())
+}
+
+/// `0 re-asks`, `1 re-ask`, `2 re-asks`.
+fn count(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// One figure of the call-layer table, read from a tool's figures.
+type Figure = fn(&ToolFigures) -> u64;
+
+fn write_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
+    let total = report.total();
+    write!(out, "\n{:<24}", "call layer")?;
+    for tool in Tool::ALL {
+        write!(out, "{:>14}", tool.name())?;
+    }
+    writeln!(out, "{:>14}", "total")?;
+    let rows: [(&str, Figure); 5] = [
+        ("calls", |t| t.calls),
+        ("attempts", |t| t.attempts),
+        ("retried calls", |t| t.retried),
+        ("recovered by retrying", |t| t.recovered),
+        ("gave up", |t| t.failed),
+    ];
+    for (name, figure) in rows {
+        write!(out, "{name:<24}")?;
+        for tool in &report.tools {
+            write!(out, "{:>14}", figure(tool))?;
+        }
+        writeln!(out, "{:>14}", figure(&total))?;
+    }
+
+    let spent = report.spent();
+    let by_class: Vec<String> = ErrorClass::ALL
+        .iter()
+        .zip(report.errors_by_class)
+        .map(|(class, n)| format!("{class} {n}"))
+        .collect();
+    let by_variant: Vec<String> = report
+        .errors_by_variant
+        .iter()
+        .map(|(variant, n)| format!("{variant} {n}"))
+        .collect();
+    let retry_success = if total.retried == 0 {
+        "no call was retried".to_owned()
+    } else {
+        format!(
+            "{:.1}% of retried calls then succeeded",
+            100.0 * report.retry_success_rate()
+        )
+    };
+    let lines = [
+        (
+            "tasks",
+            format!(
+                "{} completed, {} degraded, {} escalated (of {})",
+                report.completed(),
+                report.degraded(),
+                report.escalated(),
+                report.tasks.len()
+            ),
+        ),
+        (
+            "calls, attempts",
+            format!("{} tool calls, {} attempts", total.calls, total.attempts),
+        ),
+        (
+            "retry rate",
+            format!(
+                "{:.1}% of calls needed a retry",
+                100.0 * report.retry_rate()
+            ),
+        ),
+        ("retry success rate", retry_success),
+        (
+            "mean rounds",
+            format!("{:.2} per task", report.mean_rounds()),
+        ),
+        ("errors by class", by_class.join(", ")),
+        (
+            "errors by variant",
+            if by_variant.is_empty() {
+                "none".to_owned()
+            } else {
+                by_variant.join(", ")
+            },
+        ),
+        ("direction switches", report.switches().to_string()),
+        (
+            "decision layer",
+            format!("{} re-asks for a valid plan", report.reasks()),
+        ),
+        (
+            "budget spent",
+            format!(
+                "{} tokens (${:.2}), {} virtual ({} of it between attempts)",
+                spent.tokens,
+                dollars(spent.money_micros),
+                seconds(report.elapsed()),
+                seconds(report.waited),
+            ),
+        ),
+        (
+            "side effects",
+            format!(
+                "{} orders placed; {} retries answered from the store by idempotency key",
+                report.orders, report.replays
+            ),
+        ),
+        ("duplicate side effects", report.duplicates.to_string()),
+    ];
+    writeln!(out)?;
+    for (name, value) in lines {
+        writeln!(out, "{name:<24}{value}")?;
+    }
+    Ok(())
+}
+
+/// Money in millionths of a dollar, as dollars.
+fn dollars(micros: u64) -> f64 {
+    // Far below 2^52 micro-dollars: exact.
+    #[allow(clippy::cast_precision_loss)]
+    let d = micros as f64 / 1e6;
+    d
+}
+
+/// A virtual duration to a tenth of a second: `4.2s`, `3m12.4s`.
+fn seconds(d: Duration) -> String {
+    let tenths = d.as_millis() / 100;
+    let (minutes, tenths) = (tenths / 600, tenths % 600);
+    if minutes == 0 {
+        format!("{}.{}s", tenths / 10, tenths % 10)
+    } else {
+        format!("{minutes}m{}.{}s", tenths / 10, tenths % 10)
+    }
+}
