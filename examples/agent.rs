@@ -223,8 +223,11 @@ fn write_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
         (
             "side effects",
             format!(
-                "{} orders placed; {} retries answered from the store by idempotency key",
-                report.orders, report.replays
+                "{} orders placed ({} by tasks that lost the answer); \
+                 {} retries answered from the store by idempotency key",
+                report.orders,
+                report.orders.saturating_sub(report.completed()),
+                report.replays
             ),
         ),
         ("duplicate side effects", report.duplicates.to_string()),
@@ -244,13 +247,15 @@ fn dollars(micros: u64) -> f64 {
     d
 }
 
-/// A virtual duration to a tenth of a second: `4.2s`, `3m12.4s`.
+/// A virtual duration to a tenth of a second: `4.2s`, `3m12.4s`, `17h36m1.7s`.
 fn seconds(d: Duration) -> String {
     let tenths = d.as_millis() / 100;
     let (minutes, tenths) = (tenths / 600, tenths % 600);
-    if minutes == 0 {
-        format!("{}.{}s", tenths / 10, tenths % 10)
-    } else {
-        format!("{minutes}m{}.{}s", tenths / 10, tenths % 10)
+    let (hours, minutes) = (minutes / 60, minutes % 60);
+    let secs = format!("{}.{}s", tenths / 10, tenths % 10);
+    match (hours, minutes) {
+        (0, 0) => secs,
+        (0, m) => format!("{m}m{secs}"),
+        (h, m) => format!("{h}h{m}m{secs}"),
     }
 }

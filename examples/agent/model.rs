@@ -275,7 +275,7 @@ impl Agent {
             // place the order twice: report instead of guessing.
             return Reaction::GiveUp(format!(
                 "order outcome unknown: create_order gave up after {} attempts ({}); \
-                 not re-issued, since a new call could duplicate the order",
+                 not re-issued, as a new call would carry a new idempotency key and could order twice",
                 observation.attempts, observation.error
             ));
         }
