@@ -8,6 +8,7 @@ use tokio::time::Instant;
 use crate::attempt::{Frame, IdempotencyKey, enter_nested};
 use crate::backoff::{self, with_thread_rng};
 use crate::failure::{Failure, Provenance};
+use crate::observe::{self, FailedAttempt};
 use crate::{Classify, Elapsed, ErrorClass, Jitter, Nested, Policy, RetryBudget};
 
 /// Why a retried call stopped retrying.
@@ -40,6 +41,50 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [Self; 6] = [
+        Self::Exhausted,
+        Self::NotRetryable,
+        Self::HintTooLong,
+        Self::Deadline,
+        Self::Budget,
+        Self::Nested,
+    ];
+
+    /// The reason as one snake_case word, as the `reason` of the tracing
+    /// events and of the `tenacious_gave_up_total` metric spell it:
+    /// `"exhausted"`, `"not_retryable"`, `"hint_too_long"`, `"deadline"`,
+    /// `"budget"` or `"nested"`.
+    ///
+    /// ```
+    /// use tenacious_runtime::StopReason;
+    ///
+    /// assert_eq!(StopReason::NotRetryable.label(), "not_retryable");
+    /// ```
+    #[must_use]
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::Exhausted => "exhausted",
+            Self::NotRetryable => "not_retryable",
+            Self::HintTooLong => "hint_too_long",
+            Self::Deadline => "deadline",
+            Self::Budget => "budget",
+            Self::Nested => "nested",
+        }
+    }
+
+    /// The position of the reason in [`StopReason::ALL`].
+    pub(crate) const fn index(self) -> usize {
+        match self {
+            Self::Exhausted => 0,
+            Self::NotRetryable => 1,
+            Self::HintTooLong => 2,
+            Self::Deadline => 3,
+            Self::Budget => 4,
+            Self::Nested => 5,
+        }
+    }
+
     /// A short lowercase phrase: `"exhausted"`, `"not retryable"`, `"hint
     /// too long"`, `"deadline"`, `"budget"` or `"nested"`.
     #[must_use]
@@ -233,8 +278,14 @@ enum Decision {
 /// loops of [`Policy`] behave the same.
 ///
 /// It allocates nothing. It reads the clock when the call starts only if
-/// the policy has a deadline or a timeout; otherwise first when an attempt
-/// fails.
+/// the policy has a deadline or a timeout, or (feature `tracing`) the call
+/// has a statistics record and a subscriber listens to the `tenacious`
+/// target, so the events' `elapsed_ms` counts from the call's start;
+/// otherwise first when an attempt fails.
+///
+/// With a statistics record ([`Policy::stats`]) it reports each call's
+/// outcome there (and to `tracing` and `metrics` with those features), so
+/// `#[retry]` fns and `Policy` loops are counted alike.
 #[derive(Debug)]
 pub struct Engine<'p> {
     policy: &'p Policy,
@@ -274,7 +325,10 @@ impl<'p> Engine<'p> {
     pub fn named(policy: &'p Policy, name: &str) -> Self {
         let key = enter_nested(name);
         let nested_once = key.is_some() && matches!(policy.nested_mode(), Nested::Once);
-        let start = if policy.deadline_nanos().is_some() || policy.timeout_nanos().is_some() {
+        let start = if policy.deadline_nanos().is_some()
+            || policy.timeout_nanos().is_some()
+            || observe::wants_clock(policy)
+        {
             Some(Instant::now())
         } else {
             None
@@ -360,6 +414,9 @@ impl<'p> Engine<'p> {
                     };
                     budget.refund(refund);
                 }
+                if let Some(stats) = self.policy.call_stats() {
+                    observe::success(stats, self.attempts);
+                }
                 return ControlFlow::Break(Ok(value));
             }
             Err(error) => error,
@@ -368,7 +425,21 @@ impl<'p> Engine<'p> {
             self.start = Some(Instant::now());
         }
         let class = error.classify();
-        match self.decide(&error, class, &mut when) {
+        let decision = self.decide(&error, class, &mut when);
+        if let Some(stats) = self.policy.call_stats() {
+            let failed = FailedAttempt {
+                attempt: self.attempts,
+                max: self.max,
+                class,
+                variant: error.variant(),
+                start: self.start,
+            };
+            match decision {
+                Decision::Retry(delay) => observe::retry(stats, &failed, delay),
+                Decision::Stop(reason) => observe::give_up(stats, &failed, reason),
+            }
+        }
+        match decision {
             Decision::Stop(reason) => {
                 self.stop = Some(reason);
                 record(self.attempts, &error, class, None);

@@ -80,11 +80,13 @@ mod engine;
 mod failure;
 #[cfg(feature = "http")]
 mod http_class;
+mod observe;
 mod policy;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;
 pub mod retry_after;
 mod run;
+pub mod stats;
 
 pub use attempt::{Attempt, IdempotencyKey, ParseKeyError};
 pub use backoff::{Jitter, backoff_delay, seed_jitter};
@@ -106,6 +108,7 @@ pub mod __private {
     };
     pub use crate::failure::Provenance;
     pub use crate::run::{attempt, attempt_blocking, attempt_timed, sleep, sleep_blocking};
+    pub use crate::stats::CallStats;
     pub use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryEvent, RetryOn};
     pub use ::core::ops::ControlFlow;
     pub use ::core::option::Option;

@@ -4,6 +4,7 @@ use std::ops::{BitOr, BitOrAssign};
 use std::time::Duration;
 
 use crate::backoff::saturating_nanos;
+use crate::stats::CallStats;
 use crate::{ErrorClass, Jitter, RetryBudget};
 
 /// The set of classes a policy retries: `Transient`, `RateLimited` or both.
@@ -103,6 +104,7 @@ impl fmt::Debug for RetryOn {
 /// | whole-call limit | [`deadline`](Policy::deadline) | none |
 /// | shared retry budget | [`budget`](Policy::budget) | none |
 /// | inside another retried call | [`nested`](Policy::nested) | [`Nested::Once`] |
+/// | statistics record (and `tracing`/`metrics`) | [`stats`](Policy::stats) | none |
 ///
 /// Durations are held as whole nanoseconds in a `u64`: anything longer than
 /// about 584 years saturates there.
@@ -134,6 +136,7 @@ pub struct Policy {
     deadline: Option<u64>,
     budget: Option<BudgetRef>,
     nested: Nested,
+    stats: Option<StatsRef>,
 }
 
 /// What a retried call does when it runs inside an attempt of another
@@ -203,6 +206,31 @@ impl fmt::Debug for BudgetRef {
     }
 }
 
+/// A statistics record named by a policy: compared and hashed by address,
+/// as a [`BudgetRef`].
+#[derive(Clone, Copy)]
+struct StatsRef(&'static CallStats);
+
+impl PartialEq for StatsRef {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for StatsRef {}
+
+impl std::hash::Hash for StatsRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::hash(self.0, state);
+    }
+}
+
+impl fmt::Debug for StatsRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 impl Policy {
     /// The defaults: 3 attempts, base 200 ms, cap 20 s, full jitter, retry on
     /// `Transient | RateLimited`, honour server hints up to 120 s.
@@ -217,6 +245,7 @@ impl Policy {
         deadline: None,
         budget: None,
         nested: Nested::Once,
+        stats: None,
     };
 
     /// The defaults, [`Policy::DEFAULT`].
@@ -434,6 +463,39 @@ impl Policy {
     #[must_use]
     pub const fn nested(self, nested: Nested) -> Self {
         Self { nested, ..self }
+    }
+
+    /// Counts every call in `stats` (see [`CallStats`]), and with the
+    /// features `tracing` and `metrics` reports its retries and give-ups
+    /// there under the record's name. Default: none, and a call without a
+    /// record is not observed. (`#[retry]` fns get a record of their own.)
+    ///
+    /// ```
+    /// use tenacious_runtime::Policy;
+    /// use tenacious_runtime::stats::CallStats;
+    ///
+    /// static SEARCH: CallStats = CallStats::new("search");
+    /// const POLICY: Policy = Policy::new().stats(&SEARCH);
+    ///
+    /// let _ = POLICY.retry_blocking(|| Ok::<_, std::io::Error>(()));
+    /// assert_eq!(SEARCH.snapshot().calls(), 1);
+    /// assert_eq!(POLICY.call_stats().unwrap().name(), "search");
+    /// ```
+    #[must_use]
+    pub const fn stats(self, stats: &'static CallStats) -> Self {
+        Self {
+            stats: Some(StatsRef(stats)),
+            ..self
+        }
+    }
+
+    /// The statistics record, if any.
+    #[must_use]
+    pub const fn call_stats(&self) -> Option<&'static CallStats> {
+        match self.stats {
+            Some(StatsRef(stats)) => Some(stats),
+            None => None,
+        }
     }
 
     /// The per-attempt timeout, if any.

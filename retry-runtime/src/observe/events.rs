@@ -1,0 +1,71 @@
+//! The `tracing` events (feature `tracing`): one `WARN` per retry, one
+//! `ERROR` per give-up, on the target `tenacious`, with stable field names.
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::FailedAttempt;
+use crate::StopReason;
+
+/// Whether a subscriber listens to any of the events.
+pub(super) fn enabled() -> bool {
+    // `ERROR` is the most severe of them: enabled whenever any of them is.
+    ::tracing::enabled!(target: "tenacious", ::tracing::Level::ERROR)
+}
+
+pub(super) fn retry(name: &'static str, failed: &FailedAttempt, delay: Duration) {
+    ::tracing::warn!(
+        target: "tenacious",
+        r#fn = name,
+        attempt = failed.attempt,
+        max = failed.max,
+        class = failed.class.as_str(),
+        variant = failed.variant,
+        delay_ms = millis(delay),
+        elapsed_ms = elapsed_ms(failed.start),
+        "retrying",
+    );
+}
+
+pub(super) fn give_up(name: &'static str, failed: &FailedAttempt, reason: StopReason) {
+    // An error the policy does not retry, met by the first attempt, or a
+    // nested call's one attempt, is no retry layer giving up: the caller
+    // (or the outer call) has the error. Logged at `DEBUG`, it does not
+    // drown the give-ups operators must see.
+    let declined =
+        failed.attempt <= 1 && matches!(reason, StopReason::NotRetryable | StopReason::Nested);
+    if declined {
+        ::tracing::debug!(
+            target: "tenacious",
+            r#fn = name,
+            attempt = failed.attempt,
+            max = failed.max,
+            class = failed.class.as_str(),
+            variant = failed.variant,
+            elapsed_ms = elapsed_ms(failed.start),
+            reason = reason.label(),
+            "not retried",
+        );
+    } else {
+        ::tracing::error!(
+            target: "tenacious",
+            r#fn = name,
+            attempt = failed.attempt,
+            max = failed.max,
+            class = failed.class.as_str(),
+            variant = failed.variant,
+            elapsed_ms = elapsed_ms(failed.start),
+            reason = reason.label(),
+            "gave up",
+        );
+    }
+}
+
+/// Whole milliseconds, saturating.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn elapsed_ms(start: Option<Instant>) -> u64 {
+    start.map_or(0, |start| millis(start.elapsed()))
+}

@@ -1,0 +1,80 @@
+//! Where the engine reports what became of each attempt of a call that
+//! has a statistics record: the record's counters, and with the features
+//! of those names, `tracing` events and `metrics`.
+//!
+//! Only the engine calls in here, after it decided, so `#[retry]` fns and
+//! the `Policy` loops are observed alike.
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::stats::CallStats;
+use crate::{ErrorClass, Policy, StopReason};
+
+#[cfg(feature = "tracing")]
+mod events;
+#[cfg(feature = "metrics")]
+pub(crate) mod metrics;
+
+/// A failed attempt, as the engine saw it.
+pub(crate) struct FailedAttempt {
+    /// Its number, 1 for the first.
+    pub(crate) attempt: u32,
+    /// The most attempts the call makes.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    pub(crate) max: u32,
+    pub(crate) class: ErrorClass,
+    pub(crate) variant: &'static str,
+    /// When the call's clock started.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    pub(crate) start: Option<Instant>,
+}
+
+/// A call succeeded at attempt `attempts`.
+#[inline]
+pub(crate) fn success(stats: &'static CallStats, attempts: u32) {
+    stats.count_success(attempts);
+    #[cfg(feature = "metrics")]
+    metrics::success(stats, attempts);
+}
+
+/// An attempt failed and the call will retry after `delay`.
+pub(crate) fn retry(stats: &'static CallStats, failed: &FailedAttempt, delay: Duration) {
+    let slot = stats.count_error(failed.class, failed.variant);
+    #[cfg(feature = "tracing")]
+    events::retry(stats.name(), failed, delay);
+    #[cfg(not(feature = "tracing"))]
+    let _ = delay;
+    #[cfg(feature = "metrics")]
+    metrics::retry(stats, slot, failed.class);
+    #[cfg(not(feature = "metrics"))]
+    let _ = slot;
+}
+
+/// An attempt failed and the call returns its error, stopped by `reason`.
+pub(crate) fn give_up(stats: &'static CallStats, failed: &FailedAttempt, reason: StopReason) {
+    let slot = stats.count_error(failed.class, failed.variant);
+    stats.count_give_up(failed.attempt, reason);
+    #[cfg(feature = "tracing")]
+    events::give_up(stats.name(), failed, reason);
+    #[cfg(feature = "metrics")]
+    metrics::give_up(stats, slot, failed, reason);
+    #[cfg(not(feature = "metrics"))]
+    let _ = slot;
+}
+
+/// Whether a call under `policy` should read the clock when it starts,
+/// so its events' `elapsed_ms` counts from there: only when someone
+/// listens to them.
+#[inline]
+pub(crate) fn wants_clock(policy: &Policy) -> bool {
+    #[cfg(feature = "tracing")]
+    {
+        policy.call_stats().is_some() && events::enabled()
+    }
+    #[cfg(not(feature = "tracing"))]
+    {
+        let _ = policy;
+        false
+    }
+}

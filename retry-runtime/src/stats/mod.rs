@@ -1,0 +1,185 @@
+//! Per-function retry statistics, and the four figures that tell whether a
+//! retry policy is fixing faults or hiding them.
+//!
+//! Every `#[retry]` fn counts its calls in its own `static` [`CallStats`]
+//! record: calls, attempts, calls that retried, calls that recovered (that
+//! succeeded after at least one retry), calls that gave up by
+//! [`StopReason`](crate::StopReason), and failed attempts by class and by
+//! variant. Counting is a few relaxed atomic additions on the record the fn
+//! already points at: no lookup, no lock, no allocation. A record joins a
+//! global registry the first time it counts something, and [`snapshot`]
+//! reads every record there:
+//!
+//! ```
+//! use std::io;
+//! use std::time::Duration;
+//! use tenacious_runtime::Policy;
+//! use tenacious_runtime::stats::{self, CallStats};
+//!
+//! static LOOKUP: CallStats = CallStats::new("lookup");
+//! const POLICY: Policy = Policy::new().base(Duration::ZERO).stats(&LOOKUP);
+//!
+//! for round in 0..4 {
+//!     let mut attempt = 0;
+//!     let _ = POLICY.retry_blocking(|| {
+//!         attempt += 1;
+//!         // Every other call times out once, then succeeds.
+//!         if round % 2 == 0 && attempt == 1 {
+//!             Err(io::Error::from(io::ErrorKind::TimedOut))
+//!         } else {
+//!             Ok(attempt)
+//!         }
+//!     });
+//! }
+//!
+//! let snapshot = stats::snapshot();
+//! let lookup = snapshot.get("lookup").unwrap();
+//! assert_eq!(lookup.retry_rate(), Some(0.5));
+//! assert_eq!(lookup.retry_success_rate(), Some(1.0));
+//! assert_eq!(lookup.mean_attempts(), Some(1.5));
+//! println!("{snapshot}");
+//! ```
+//!
+//! printing
+//!
+//! ```text
+//! fn      calls  attempts  retried  recovered  retry rate  retry success  mean attempts  gave up
+//! lookup      4         6        2          2       50.0%         100.0%           1.50  0
+//! total       4         6        2          2       50.0%         100.0%           1.50  0
+//!
+//! fn      class      errors   share  variants
+//! lookup  transient       2  100.0%  TimedOut 2
+//! total   transient       2  100.0%  TimedOut 2
+//! ```
+//!
+//! The same record feeds the `tracing` events and the `metrics` of the
+//! features of those names: a call without a record (a `#[retry(stats =
+//! false)]` fn, a [`Policy`](crate::Policy) not given one) is not observed
+//! at all.
+mod record;
+mod registry;
+mod snapshot;
+
+pub use record::CallStats;
+#[cfg(feature = "metrics")]
+pub(crate) use record::{OTHER_VARIANT, SlotKey, class_index};
+pub use snapshot::{ErrorCount, FnStats, Snapshot};
+
+/// Every record that has counted a call or an error, read now: each fn's
+/// counts and figures, by name, and their total.
+///
+/// Not on any call path: it allocates the rows it returns. Each counter is
+/// read on its own, so a snapshot taken while calls run may be off by the
+/// calls in between.
+#[must_use]
+pub fn snapshot() -> Snapshot {
+    Snapshot::from_records(registry::records().map(CallStats::snapshot))
+}
+
+/// Sets every registered record's counters back to zero (see
+/// [`CallStats::reset`]).
+///
+/// For tests and demos that print a table of their own runs only; calls
+/// running meanwhile may be counted in part.
+pub fn reset() {
+    registry::records().for_each(CallStats::reset);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Barrier;
+
+    use super::*;
+    use crate::{ErrorClass, StopReason};
+
+    #[test]
+    fn records_racing_to_register_all_join_once() {
+        const THREADS: usize = 8;
+        static RECORDS: [CallStats; 4] = [
+            CallStats::new("race::a"),
+            CallStats::new("race::b"),
+            CallStats::new("race::c"),
+            CallStats::new("race::d"),
+        ];
+        let start = Barrier::new(THREADS);
+        std::thread::scope(|scope| {
+            for thread in 0..THREADS {
+                let start = &start;
+                scope.spawn(move || {
+                    start.wait();
+                    for (i, record) in RECORDS.iter().enumerate() {
+                        // Half the threads count a success, half an error first.
+                        if (thread + i) % 2 == 0 {
+                            record.count_success(1);
+                        } else {
+                            record.count_error(ErrorClass::Transient, "Timeout");
+                            record.count_give_up(1, StopReason::Exhausted);
+                        }
+                    }
+                });
+            }
+        });
+        for record in &RECORDS {
+            let joined = registry::records()
+                .filter(|r| std::ptr::eq(*r, record))
+                .count();
+            assert_eq!(joined, 1, "{}", record.name());
+            let stats = record.snapshot();
+            assert_eq!(stats.calls(), THREADS as u64);
+            assert_eq!(stats.gave_up_total(), THREADS as u64 / 2);
+            assert_eq!(stats.error_total(), THREADS as u64 / 2);
+        }
+    }
+
+    #[test]
+    fn each_variant_and_class_pair_gets_a_slot_until_they_run_out() {
+        static RECORD: CallStats = CallStats::new("slots");
+        static NAMES: [&str; 20] = [
+            "V0", "V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9", "V10", "V11", "V12", "V13",
+            "V14", "V15", "V16", "V17", "V18", "V19",
+        ];
+        // The same text from another place (another codegen unit's copy)
+        // is the same variant.
+        let v0_elsewhere: &'static str = String::from("V0").leak();
+        assert!(
+            RECORD
+                .count_error(ErrorClass::Transient, NAMES[0])
+                .is_some()
+        );
+        assert!(
+            RECORD
+                .count_error(ErrorClass::Transient, v0_elsewhere)
+                .is_some()
+        );
+        // The same name in another class is another pair.
+        assert!(RECORD.count_error(ErrorClass::Fatal, NAMES[0]).is_some());
+        for name in &NAMES[1..] {
+            let _ = RECORD.count_error(ErrorClass::Invalid, name);
+        }
+        let stats = RECORD.snapshot();
+        let count = |class, variant| {
+            stats
+                .errors()
+                .iter()
+                .find(|e| e.class == class && e.variant == variant)
+                .map(|e| e.count)
+        };
+        assert_eq!(count(ErrorClass::Transient, "V0"), Some(2));
+        assert_eq!(count(ErrorClass::Fatal, "V0"), Some(1));
+        // 16 slots: V0 twice, then V1..=V14; V15..=V19 overflow.
+        assert_eq!(count(ErrorClass::Invalid, "V14"), Some(1));
+        assert_eq!(count(ErrorClass::Invalid, "V15"), None);
+        assert_eq!(count(ErrorClass::Invalid, record::OTHER_VARIANT), Some(5));
+        assert_eq!(stats.errors_of(ErrorClass::Invalid), 19);
+        assert_eq!(stats.error_total(), 22);
+        assert!(RECORD.count_error(ErrorClass::Invalid, "V19").is_none());
+
+        RECORD.reset();
+        let stats = RECORD.snapshot();
+        assert_eq!((stats.calls(), stats.error_total()), (0, 0));
+        assert!(stats.errors().is_empty());
+        // Still registered, and the slots keep their pairs.
+        assert!(registry::records().any(|r| std::ptr::eq(r, &RECORD)));
+        assert!(RECORD.count_error(ErrorClass::Invalid, "V14").is_some());
+    }
+}

@@ -1,0 +1,578 @@
+//! What [`snapshot`](super::snapshot) returns: each fn's counts, the four
+//! figures, and the table `Display` prints.
+use std::fmt;
+
+use super::record::class_index;
+use crate::{ErrorClass, StopReason};
+
+/// How often one kind of error was met: a (class, variant) pair of the
+/// error distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ErrorCount {
+    /// The errors' class.
+    pub class: ErrorClass,
+    /// Their [`variant`](crate::Classify::variant); `"(other)"` for the
+    /// errors of a class whose variants found no free slot in the record
+    /// (it counts 16 pairs one by one).
+    pub variant: &'static str,
+    /// Failed attempts that met it.
+    pub count: u64,
+}
+
+/// One retried fn's statistics at the moment of the snapshot: the counts,
+/// and the four figures operators watch, computed from them.
+///
+/// - **retry rate**: the share of calls that retried at least once,
+///   [`retried`](FnStats::retried) / [`calls`](FnStats::calls);
+/// - **retry success rate**: the share of those that then succeeded,
+///   [`recovered`](FnStats::recovered) / [`retried`](FnStats::retried);
+/// - **mean attempts per call**: [`attempts`](FnStats::attempts) /
+///   [`calls`](FnStats::calls);
+/// - **error distribution**: failed attempts by class and by variant,
+///   [`errors`](FnStats::errors), with each one's share of all of them.
+///
+/// A high retry rate with a high success rate is retrying doing its job;
+/// a falling success rate, or mean attempts near `max`, is retrying hiding
+/// a fault.
+///
+/// ```
+/// use std::io;
+/// use std::time::Duration;
+/// use tenacious_runtime::{ErrorClass, Policy, StopReason};
+/// use tenacious_runtime::stats::CallStats;
+///
+/// static FETCH: CallStats = CallStats::new("fetch");
+/// const POLICY: Policy = Policy::new().max(2).base(Duration::ZERO).stats(&FETCH);
+///
+/// let timed_out = || io::Error::from(io::ErrorKind::TimedOut);
+/// let _ = POLICY.retry_blocking(|| Ok::<_, io::Error>(1)); // at once
+/// let mut first = true;
+/// let _ = POLICY.retry_blocking(|| {
+///     if std::mem::take(&mut first) { Err(timed_out()) } else { Ok(2) } // recovered
+/// });
+/// let _ = POLICY.retry_blocking(|| Err::<(), _>(timed_out())); // exhausted
+/// let _ = POLICY.retry_blocking(|| Err::<(), _>(io::Error::from(io::ErrorKind::NotFound)));
+///
+/// let stats = FETCH.snapshot();
+/// assert_eq!((stats.calls(), stats.attempts(), stats.retries()), (4, 6, 2));
+/// assert_eq!(stats.retry_rate(), Some(0.5)); // 2 of 4 calls retried
+/// assert_eq!(stats.retry_success_rate(), Some(0.5)); // 1 of those 2 succeeded
+/// assert_eq!(stats.mean_attempts(), Some(1.5));
+/// assert_eq!(stats.gave_up(StopReason::Exhausted), 1);
+/// assert_eq!(stats.gave_up(StopReason::NotRetryable), 1);
+/// assert_eq!(stats.errors_of(ErrorClass::Transient), 3);
+/// assert_eq!(stats.class_share(ErrorClass::Invalid), Some(0.25));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FnStats {
+    name: &'static str,
+    calls: u64,
+    attempts: u64,
+    retried: u64,
+    recovered: u64,
+    gave_up: [u64; StopReason::ALL.len()],
+    /// By count, largest first.
+    errors: Vec<ErrorCount>,
+}
+
+impl FnStats {
+    pub(super) fn new(
+        name: &'static str,
+        calls: u64,
+        attempts: u64,
+        retried: u64,
+        recovered: u64,
+        gave_up: [u64; StopReason::ALL.len()],
+        errors: Vec<ErrorCount>,
+    ) -> Self {
+        let mut stats = Self {
+            name,
+            calls,
+            attempts,
+            retried,
+            recovered,
+            gave_up,
+            errors: Vec::new(),
+        };
+        stats.add_errors(&errors);
+        stats
+    }
+
+    /// The record's name: `module::path::fn_name` for a `#[retry]` fn,
+    /// `"total"` for [`Snapshot::total`].
+    #[must_use]
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Calls that returned, successfully or not.
+    #[must_use]
+    pub const fn calls(&self) -> u64 {
+        self.calls
+    }
+
+    /// Attempts those calls made, the first ones included.
+    #[must_use]
+    pub const fn attempts(&self) -> u64 {
+        self.attempts
+    }
+
+    /// Retries those calls made: attempts beyond each call's first.
+    #[must_use]
+    pub const fn retries(&self) -> u64 {
+        self.attempts.saturating_sub(self.calls)
+    }
+
+    /// Calls that retried at least once.
+    #[must_use]
+    pub const fn retried(&self) -> u64 {
+        self.retried
+    }
+
+    /// Calls that retried at least once and then succeeded.
+    #[must_use]
+    pub const fn recovered(&self) -> u64 {
+        self.recovered
+    }
+
+    /// Calls that returned an error after stopping for `reason`.
+    ///
+    /// Every call that returns an error stopped for some reason, so this
+    /// counts [`StopReason::NotRetryable`] (an error the policy does not
+    /// retry) and [`StopReason::Nested`] too, next to the limits.
+    #[must_use]
+    pub const fn gave_up(&self, reason: StopReason) -> u64 {
+        self.gave_up[reason.index()]
+    }
+
+    /// Calls that returned an error, whatever the reason.
+    #[must_use]
+    pub fn gave_up_total(&self) -> u64 {
+        self.gave_up.iter().fold(0, |sum, n| sum.saturating_add(*n))
+    }
+
+    /// The error distribution: failed attempts by class and variant,
+    /// largest count first.
+    #[must_use]
+    pub fn errors(&self) -> &[ErrorCount] {
+        &self.errors
+    }
+
+    /// Failed attempts, every class.
+    #[must_use]
+    pub fn error_total(&self) -> u64 {
+        self.errors
+            .iter()
+            .fold(0, |sum, e| sum.saturating_add(e.count))
+    }
+
+    /// Failed attempts whose error was of `class`.
+    #[must_use]
+    pub fn errors_of(&self, class: ErrorClass) -> u64 {
+        self.errors
+            .iter()
+            .filter(|e| e.class == class)
+            .fold(0, |sum, e| sum.saturating_add(e.count))
+    }
+
+    /// The share of failed attempts whose error was of `class`; `None`
+    /// without errors.
+    #[must_use]
+    pub fn class_share(&self, class: ErrorClass) -> Option<f64> {
+        ratio(self.errors_of(class), self.error_total())
+    }
+
+    /// The share of `count` failed attempts in all of them, as for an
+    /// [`ErrorCount`]; `None` without errors.
+    #[must_use]
+    pub fn error_share(&self, count: u64) -> Option<f64> {
+        ratio(count, self.error_total())
+    }
+
+    /// Retry rate: the share of calls that retried at least once; `None`
+    /// before any call returned.
+    #[must_use]
+    pub fn retry_rate(&self) -> Option<f64> {
+        ratio(self.retried, self.calls)
+    }
+
+    /// Retry success rate: the share of calls that retried and then
+    /// succeeded, among the calls that retried; `None` if none retried.
+    #[must_use]
+    pub fn retry_success_rate(&self) -> Option<f64> {
+        ratio(self.recovered, self.retried)
+    }
+
+    /// Mean attempts per call; `None` before any call returned.
+    #[must_use]
+    pub fn mean_attempts(&self) -> Option<f64> {
+        ratio(self.attempts, self.calls)
+    }
+
+    /// Adds `other`'s counts to these.
+    pub(super) fn merge(&mut self, other: &Self) {
+        self.calls = self.calls.saturating_add(other.calls);
+        self.attempts = self.attempts.saturating_add(other.attempts);
+        self.retried = self.retried.saturating_add(other.retried);
+        self.recovered = self.recovered.saturating_add(other.recovered);
+        for (sum, n) in self.gave_up.iter_mut().zip(other.gave_up) {
+            *sum = sum.saturating_add(n);
+        }
+        self.add_errors(&other.errors);
+    }
+
+    /// Adds `errors` to the distribution, merging equal (class, variant)
+    /// pairs, and keeps it sorted.
+    fn add_errors(&mut self, errors: &[ErrorCount]) {
+        for error in errors.iter().filter(|e| e.count > 0) {
+            match self
+                .errors
+                .iter_mut()
+                .find(|e| e.class == error.class && e.variant == error.variant)
+            {
+                Some(same) => same.count = same.count.saturating_add(error.count),
+                None => self.errors.push(*error),
+            }
+        }
+        self.errors.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then(class_index(a.class).cmp(&class_index(b.class)))
+                .then(a.variant.cmp(b.variant))
+        });
+    }
+
+    fn empty(name: &'static str) -> Self {
+        Self::new(name, 0, 0, 0, 0, [0; StopReason::ALL.len()], Vec::new())
+    }
+}
+
+/// `part / whole`, `None` for an empty whole.
+#[allow(clippy::cast_precision_loss)] // counts far beyond 2^52 are not a concern for a ratio
+fn ratio(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+/// Every fn's statistics, taken by [`snapshot`](super::snapshot).
+///
+/// `Display` prints two aligned tables: the four figures per fn and in
+/// total, then the error distribution. Records with the same name are
+/// merged into one row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// By name.
+    fns: Vec<FnStats>,
+    total: FnStats,
+}
+
+impl Snapshot {
+    pub(super) fn from_records(records: impl IntoIterator<Item = FnStats>) -> Self {
+        let mut fns: Vec<FnStats> = Vec::new();
+        for stats in records {
+            match fns.iter_mut().find(|f| f.name == stats.name) {
+                Some(same) => same.merge(&stats),
+                None => fns.push(stats),
+            }
+        }
+        fns.sort_by(|a, b| a.name.cmp(b.name));
+        let mut total = FnStats::empty("total");
+        for stats in &fns {
+            total.merge(stats);
+        }
+        Self { fns, total }
+    }
+
+    /// Each fn that has counted a call or an error, by name.
+    #[must_use]
+    pub fn fns(&self) -> &[FnStats] {
+        &self.fns
+    }
+
+    /// The fn named `name` (as [`FnStats::name`]), if it has run.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&FnStats> {
+        self.fns.iter().find(|f| f.name == name)
+    }
+
+    /// Every fn's counts added up, named `"total"`.
+    #[must_use]
+    pub const fn total(&self) -> &FnStats {
+        &self.total
+    }
+}
+
+impl fmt::Display for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut figures = Table::new(&[
+            ("fn", Align::Left),
+            ("calls", Align::Right),
+            ("attempts", Align::Right),
+            ("retried", Align::Right),
+            ("recovered", Align::Right),
+            ("retry rate", Align::Right),
+            ("retry success", Align::Right),
+            ("mean attempts", Align::Right),
+            ("gave up", Align::Left),
+        ]);
+        for stats in self.fns.iter().chain([&self.total]) {
+            figures.row(vec![
+                stats.name.to_owned(),
+                stats.calls.to_string(),
+                stats.attempts.to_string(),
+                stats.retried.to_string(),
+                stats.recovered.to_string(),
+                percent(stats.retry_rate()),
+                percent(stats.retry_success_rate()),
+                stats
+                    .mean_attempts()
+                    .map_or_else(|| "-".to_owned(), |m| format!("{m:.2}")),
+                gave_up(stats),
+            ]);
+        }
+        figures.fmt(f)?;
+
+        let mut errors = Table::new(&[
+            ("fn", Align::Left),
+            ("class", Align::Left),
+            ("errors", Align::Right),
+            ("share", Align::Right),
+            ("variants", Align::Left),
+        ]);
+        for stats in self.fns.iter().chain([&self.total]) {
+            let mut name = stats.name;
+            for class in ErrorClass::ALL {
+                let count = stats.errors_of(class);
+                if count == 0 {
+                    continue;
+                }
+                let variants: Vec<String> = stats
+                    .errors
+                    .iter()
+                    .filter(|e| e.class == class)
+                    .map(|e| format!("{} {}", e.variant, e.count))
+                    .collect();
+                errors.row(vec![
+                    std::mem::take(&mut name).to_owned(),
+                    class.as_str().to_owned(),
+                    count.to_string(),
+                    percent(stats.class_share(class)),
+                    variants.join(", "),
+                ]);
+            }
+        }
+        if errors.rows.is_empty() {
+            return Ok(());
+        }
+        writeln!(f)?;
+        errors.fmt(f)
+    }
+}
+
+/// `"3 (exhausted 2, deadline 1)"`, or `"0"`.
+fn gave_up(stats: &FnStats) -> String {
+    let total = stats.gave_up_total();
+    if total == 0 {
+        return "0".to_owned();
+    }
+    let reasons: Vec<String> = StopReason::ALL
+        .into_iter()
+        .filter(|reason| stats.gave_up(*reason) > 0)
+        .map(|reason| format!("{reason} {}", stats.gave_up(reason)))
+        .collect();
+    format!("{total} ({})", reasons.join(", "))
+}
+
+fn percent(share: Option<f64>) -> String {
+    share.map_or_else(|| "-".to_owned(), |s| format!("{:.1}%", s * 100.0))
+}
+
+#[derive(Clone, Copy)]
+enum Align {
+    Left,
+    Right,
+}
+
+/// Columns sized to their widest cell, two spaces apart.
+struct Table {
+    columns: Vec<(&'static str, Align)>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new(columns: &[(&'static str, Align)]) -> Self {
+        Self {
+            columns: columns.to_vec(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let widths: Vec<usize> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (header, _))| {
+                self.rows
+                    .iter()
+                    .map(|row| row[i].chars().count())
+                    .fold(header.chars().count(), usize::max)
+            })
+            .collect();
+        let headers: Vec<&str> = self.columns.iter().map(|(header, _)| *header).collect();
+        self.line(f, &widths, &headers)?;
+        for row in &self.rows {
+            let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+            self.line(f, &widths, &cells)?;
+        }
+        Ok(())
+    }
+
+    fn line(&self, f: &mut fmt::Formatter<'_>, widths: &[usize], cells: &[&str]) -> fmt::Result {
+        let mut line = String::new();
+        for (i, ((cell, width), (_, align))) in
+            cells.iter().zip(widths).zip(&self.columns).enumerate()
+        {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let pad = width.saturating_sub(cell.chars().count());
+            match align {
+                Align::Left => {
+                    line.push_str(cell);
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+                Align::Right => {
+                    line.extend(std::iter::repeat_n(' ', pad));
+                    line.push_str(cell);
+                }
+            }
+        }
+        writeln!(f, "{}", line.trim_end())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(
+        name: &'static str,
+        calls: u64,
+        attempts: u64,
+        retried: u64,
+        recovered: u64,
+        errors: &[(ErrorClass, &'static str, u64)],
+    ) -> FnStats {
+        let mut gave_up = [0; StopReason::ALL.len()];
+        gave_up[StopReason::Exhausted.index()] = retried - recovered;
+        let errors = errors
+            .iter()
+            .map(|&(class, variant, count)| ErrorCount {
+                class,
+                variant,
+                count,
+            })
+            .collect();
+        FnStats::new(name, calls, attempts, retried, recovered, gave_up, errors)
+    }
+
+    #[test]
+    fn the_table_aligns_its_columns_to_the_widest_cell() {
+        let snapshot = Snapshot::from_records([
+            counts(
+                "agent::search",
+                200,
+                263,
+                52,
+                49,
+                &[
+                    (ErrorClass::Transient, "Timeout", 40),
+                    (ErrorClass::RateLimited, "TooManyRequests", 23),
+                    (ErrorClass::Transient, "Reset", 3),
+                ],
+            ),
+            counts("agent::fetch", 10, 10, 0, 0, &[]),
+        ]);
+        let expected = "\
+fn             calls  attempts  retried  recovered  retry rate  retry success  mean attempts  gave up
+agent::fetch      10        10        0          0        0.0%              -           1.00  0
+agent::search    200       263       52         49       26.0%          94.2%           1.31  3 (exhausted 3)
+total            210       273       52         49       24.8%          94.2%           1.30  3 (exhausted 3)
+
+fn             class         errors  share  variants
+agent::search  transient         43  65.2%  Timeout 40, Reset 3
+               rate_limited      23  34.8%  TooManyRequests 23
+total          transient         43  65.2%  Timeout 40, Reset 3
+               rate_limited      23  34.8%  TooManyRequests 23
+";
+        assert_eq!(snapshot.to_string(), expected);
+    }
+
+    #[test]
+    fn an_empty_snapshot_prints_the_header_and_a_zero_total() {
+        let snapshot = Snapshot::from_records([]);
+        assert_eq!(
+            snapshot.to_string(),
+            "fn     calls  attempts  retried  recovered  retry rate  retry success  mean attempts  gave up\n\
+             total      0         0        0          0           -              -              -  0\n"
+        );
+        let total = snapshot.total();
+        assert_eq!(
+            (
+                total.retry_rate(),
+                total.retry_success_rate(),
+                total.mean_attempts()
+            ),
+            (None, None, None)
+        );
+        assert_eq!(total.class_share(ErrorClass::Fatal), None);
+    }
+
+    #[test]
+    fn records_of_one_name_are_one_row_and_equal_errors_one_entry() {
+        let snapshot = Snapshot::from_records([
+            counts("b", 1, 2, 1, 1, &[(ErrorClass::Transient, "Timeout", 1)]),
+            counts("a", 4, 4, 0, 0, &[(ErrorClass::Invalid, "Bad", 2)]),
+            counts("b", 3, 5, 2, 1, &[(ErrorClass::Transient, "Timeout", 3)]),
+        ]);
+        let names: Vec<_> = snapshot.fns().iter().map(FnStats::name).collect();
+        assert_eq!(names, ["a", "b"]);
+        let b = snapshot.get("b").unwrap();
+        assert_eq!((b.calls(), b.attempts(), b.retries()), (4, 7, 3));
+        assert_eq!((b.retried(), b.recovered()), (3, 2));
+        assert_eq!(b.gave_up(StopReason::Exhausted), 1);
+        assert_eq!(b.errors().len(), 1);
+        assert_eq!(b.errors()[0].count, 4);
+        let total = snapshot.total();
+        assert_eq!(total.name(), "total");
+        assert_eq!(total.error_total(), 6);
+        // Largest first, whatever the order they were counted in.
+        assert_eq!(total.errors()[0].variant, "Timeout");
+        assert_eq!(total.error_share(4), Some(4.0 / 6.0));
+        assert_eq!(total.class_share(ErrorClass::Invalid), Some(2.0 / 6.0));
+        assert!(snapshot.get("c").is_none());
+    }
+
+    #[test]
+    fn counts_near_the_top_saturate() {
+        let big = counts(
+            "big",
+            u64::MAX,
+            u64::MAX,
+            u64::MAX,
+            u64::MAX,
+            &[(ErrorClass::Fatal, "F", u64::MAX)],
+        );
+        let snapshot = Snapshot::from_records([big.clone(), big]);
+        let total = snapshot.total();
+        assert_eq!(total.calls(), u64::MAX);
+        assert_eq!(total.errors_of(ErrorClass::Fatal), u64::MAX);
+        assert_eq!(total.retry_rate(), Some(1.0));
+        assert!(!snapshot.to_string().is_empty());
+    }
+}
