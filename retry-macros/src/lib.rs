@@ -70,6 +70,7 @@ use proc_macro::TokenStream;
 /// | `budget` | path to a shared `static RetryBudget` | none |
 /// | `nested` | inside another retried call: `"once"` (one attempt) or `"retry"` | `"once"` |
 /// | `notify` | path to a `fn(&E, &RetryEvent)`, called before each sleep | none |
+/// | `stats` | `false` (no statistics, events or metrics for this fn) or the name of its record | on, named `module::path::fn_name` |
 /// | `crate` | path to the `tenacious` crate, for re-exports | `::tenacious` |
 ///
 /// Durations are string literals of a number and a unit (`h`, `m`, `s`,
@@ -138,6 +139,40 @@ use proc_macro::TokenStream;
 /// `Failure<E>`: the last error, every attempt's class, variant and delay,
 /// and the reason it stopped. A type alias of `Failure<E>` is not seen
 /// through; it is then an ordinary (`Classify`) error type.
+///
+/// # Statistics
+///
+/// Each fn counts its calls in a `static` record of its own, declared in
+/// the expansion (one per fn: a generic fn's instantiations share it),
+/// read by `tenacious::stats::snapshot()`, and (features `tracing`,
+/// `metrics`) reported as events and metrics under its name. The name is
+/// the fn's module path and name, `my_crate::tools::search`: the impl's
+/// type is not in the tokens the attribute sees, so a method is named
+/// like a free fn, and two methods of one name in one module share a row
+/// unless one says `stats = "Client::search"`. `stats = false` turns it
+/// all off for the fn.
+///
+/// ```
+/// use tenacious::{Classify, ErrorClass, retry};
+///
+/// #[derive(Debug)]
+/// struct Flaky;
+///
+/// impl Classify for Flaky {
+///     fn classify(&self) -> ErrorClass {
+///         ErrorClass::Transient
+///     }
+/// }
+///
+/// #[retry(stats = "lookup tool")]
+/// fn lookup() -> Result<u32, Flaky> {
+///     Ok(7)
+/// }
+///
+/// lookup().unwrap();
+/// let snapshot = tenacious::stats::snapshot();
+/// assert_eq!(snapshot.get("lookup tool").unwrap().calls(), 1);
+/// ```
 ///
 /// # Each attempt borrows the arguments
 ///

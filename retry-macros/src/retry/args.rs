@@ -25,6 +25,7 @@ const KEYS: &[&str] = &[
     "budget",
     "nested",
     "notify",
+    "stats",
     "crate",
 ];
 
@@ -154,6 +155,17 @@ pub(super) enum NestedKind {
     Retry,
 }
 
+/// What `stats` says about the fn's statistics record.
+#[derive(Debug, Clone)]
+pub(super) enum StatsArg {
+    /// `stats = false`: no record, so no statistics, events or metrics.
+    Off,
+    /// `stats = true`: the default record, named after the fn.
+    Default,
+    /// `stats = "name"`: a record named `name`.
+    Named(LitStr),
+}
+
 /// The classes `on` retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct RetryOn {
@@ -176,6 +188,7 @@ pub(super) struct Args {
     pub(super) on: Option<RetryOn>,
     pub(super) when: Option<ExprPath>,
     pub(super) notify: Option<ExprPath>,
+    pub(super) stats: Option<StatsArg>,
     pub(super) krate: Option<syn::Path>,
 }
 
@@ -231,6 +244,7 @@ pub(super) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
             "on" => args.on = on(&value, errors),
             "when" => args.when = fn_path("when", &value, errors),
             "notify" => args.notify = fn_path("notify", &value, errors),
+            "stats" => args.stats = stats(&value, errors),
             "crate" => args.krate = crate_path(&value, errors),
             _ => unreachable!("every key in KEYS is handled"),
         }
@@ -278,6 +292,7 @@ fn example(key: &str) -> &'static str {
         "budget" => "budget = RETRY_BUDGET",
         "nested" => "nested = \"retry\"",
         "notify" => "notify = log_retry",
+        "stats" => "stats = false",
         "crate" => "crate = ::tenacious",
         _ => "key = value",
     }
@@ -614,6 +629,42 @@ fn budget_path(value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
     }
 }
 
+fn stats(value: &Expr, errors: &mut Errors) -> Option<StatsArg> {
+    match ungroup(value) {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Bool(flag),
+            ..
+        }) => Some(if flag.value {
+            StatsArg::Default
+        } else {
+            StatsArg::Off
+        }),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(name),
+            ..
+        }) => {
+            if name.value().trim().is_empty() {
+                errors.at(
+                    name,
+                    "`stats` needs a name to show in the statistics, events and metrics, \
+                     like `stats = \"search\"`; write `stats = false` for none",
+                );
+                return None;
+            }
+            Some(StatsArg::Named(name.clone()))
+        }
+        _ => {
+            errors.at(
+                value,
+                "`stats` takes `false` (no statistics, events or metrics for this fn) or \
+                 the name of its record: `stats = false` or `stats = \"search\"`; \
+                 by default the record is named `module::path::fn_name`",
+            );
+            None
+        }
+    }
+}
+
 fn nested(value: &Expr, errors: &mut Errors) -> Option<NestedKind> {
     let expected = "expected \"once\" (the default: one attempt inside another retried \
                     call) or \"retry\" (retry as configured even there)";
@@ -668,7 +719,7 @@ fn crate_path(value: &Expr, errors: &mut Errors) -> Option<syn::Path> {
 mod tests {
     use quote::quote;
 
-    use super::{JitterKind, NestedKind, closest, parse};
+    use super::{JitterKind, NestedKind, StatsArg, closest, parse};
     use crate::retry::Errors;
 
     fn errors_for(tokens: proc_macro2::TokenStream) -> Vec<String> {
@@ -697,11 +748,13 @@ mod tests {
                 budget = crate::BUDGET,
                 nested = "retry",
                 notify = log::retry,
+                stats = "search",
                 crate = ::my::tenacious,
             ),
             &mut errors,
         );
         assert!(errors.finish().is_ok());
+        assert!(matches!(&args.stats, Some(StatsArg::Named(name)) if name.value() == "search"));
         assert_eq!(args.timeout.unwrap().nanos, 2_000_000_000);
         assert_eq!(args.deadline.unwrap().nanos, 60_000_000_000);
         assert!(args.budget.is_some());
@@ -714,6 +767,29 @@ mod tests {
         let on = args.on.unwrap();
         assert!(!on.transient && on.rate_limited);
         assert!(args.when.is_some() && args.notify.is_some() && args.krate.is_some());
+    }
+
+    #[test]
+    fn stats_is_a_flag_or_a_name() {
+        let read = |tokens| {
+            let mut errors = Errors::default();
+            let args = parse(tokens, &mut errors);
+            (args.stats, errors.finish().err().map(|e| e.to_string()))
+        };
+        assert!(matches!(
+            read(quote!(stats = false)),
+            (Some(StatsArg::Off), None)
+        ));
+        assert!(matches!(
+            read(quote!(stats = true)),
+            (Some(StatsArg::Default), None)
+        ));
+        for bad in [quote!(stats = off), quote!(stats = 0), quote!(stats = " ")] {
+            let (stats, error) = read(bad.clone());
+            assert!(stats.is_none(), "{bad}");
+            let error = error.unwrap();
+            assert!(error.contains("stats = false"), "{error}");
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{GenericArgument, PathArguments, ReturnType, Type};
 
-use super::args::{Args, DurationArg, JitterKind, NestedKind, RetryOn};
+use super::args::{Args, DurationArg, JitterKind, NestedKind, RetryOn, StatsArg};
 use super::item::RetryFn;
 use crate::common::CratePath;
 
@@ -155,7 +155,25 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
     // A `const` block, so the policy is still built at compile time, bound
     // to a hygienic local: a named `const` item in the fn body would be in
     // scope for the user's body and could capture one of its names.
-    let policy_value = policy_expr(args, &private);
+    let mut policy_value = policy_expr(args, &private);
+    // The fn's statistics record: a `static` inside the `const` block, out
+    // of the body's sight, one per fn (a generic fn's instantiations share
+    // it), that the policy points at. Named after the fn's path unless
+    // `stats = "name"` says otherwise.
+    let stats_item = match &args.stats {
+        Some(StatsArg::Off) => None,
+        named => {
+            let record = format_ident!("__TENACIOUS_STATS", span = Span::mixed_site());
+            let record_name = match named {
+                Some(StatsArg::Named(name)) => name.to_token_stream(),
+                _ => quote!(::core::concat!(::core::module_path!(), "::", #name)),
+            };
+            policy_value.extend(quote!(.stats(&#record)));
+            Some(quote! {
+                static #record: #private::CallStats = #private::CallStats::new(#record_name);
+            })
+        }
+    };
 
     // Inner attributes cannot stay inside the rewritten body; on the fn
     // they mean the same thing.
@@ -168,7 +186,7 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         #(#outer_attrs)*
         #(#inner_attrs)*
         #vis #sig {
-            let #policy: #private::Policy = const { #policy_value };
+            let #policy: #private::Policy = const { #stats_item #policy_value };
             let mut #engine = #private::Engine::named(&#policy, #name);
             #records_decl
             loop {
@@ -442,6 +460,41 @@ mod tests {
         .to_string();
         assert!(sync.contains("attempt_blocking"), "{sync}");
         assert!(!sync.contains("step_failure") && !sync.contains("Provenance"));
+    }
+
+    #[test]
+    fn the_record_is_a_static_in_the_policys_const_block() {
+        let fn_item = quote!(
+            fn search() -> R {
+                x
+            }
+        );
+        let default = expand(quote!(), fn_item.clone()).to_string();
+        let record = quote!(
+            const {
+                static __TENACIOUS_STATS: ::tenacious::__private::CallStats =
+                    ::tenacious::__private::CallStats::new(::core::concat!(
+                        ::core::module_path!(),
+                        "::",
+                        "search"
+                    ));
+                ::tenacious::__private::Policy::new().stats(&__TENACIOUS_STATS)
+            }
+        )
+        .to_string();
+        assert!(default.contains(&record), "{default}");
+
+        let named = expand(quote!(stats = "search tool"), fn_item.clone()).to_string();
+        assert!(
+            named.contains("CallStats :: new (\"search tool\")"),
+            "{named}"
+        );
+        let off = expand(quote!(stats = false, max = 2), fn_item).to_string();
+        assert!(
+            !off.contains("CallStats") && !off.contains(". stats"),
+            "{off}"
+        );
+        assert!(off.contains("const { :: tenacious :: __private :: Policy :: new () . max (2) }"));
     }
 
     #[test]
