@@ -32,8 +32,7 @@ use tenacious::ErrorClass;
 mod engine;
 
 use engine::model::MICROS_PER_TOKEN;
-use engine::tools::Tool;
-use engine::{Command, Config, GUARD, Outcome, Report, TaskReport, ToolFigures, run_demo};
+use engine::{Command, Config, GUARD, Outcome, Report, TaskReport, run_demo};
 
 fn main() -> ExitCode {
     let config = match Command::parse(std::env::args().skip(1)) {
@@ -125,50 +124,30 @@ fn count(n: u32, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// One figure of the call-layer table, read from a tool's figures.
-type Figure = fn(&ToolFigures) -> u64;
-
 fn write_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
-    let total = report.total();
-    write!(out, "\n{:<24}", "call layer")?;
-    for tool in Tool::ALL {
-        write!(out, "{:>14}", tool.name())?;
-    }
-    writeln!(out, "{:>14}", "total")?;
-    let rows: [(&str, Figure); 5] = [
-        ("calls", |t| t.calls),
-        ("attempts", |t| t.attempts),
-        ("retried calls", |t| t.retried),
-        ("recovered by retrying", |t| t.recovered),
-        ("gave up", |t| t.failed),
-    ];
-    for (name, figure) in rows {
-        write!(out, "{name:<24}")?;
-        for tool in &report.tools {
-            write!(out, "{:>14}", figure(tool))?;
-        }
-        writeln!(out, "{:>14}", figure(&total))?;
-    }
+    // The call layer's figures are the ones `tenacious::stats` recorded,
+    // checked against the agent's own account of every call.
+    let check = match report.check_stats() {
+        Ok(()) => "equal to the agent's own count of every call".to_owned(),
+        Err(difference) => format!("DIFFERENT from the agent's own count: {difference}"),
+    };
+    writeln!(
+        out,
+        "\ncall layer, from tenacious::stats::snapshot() ({check}):\n"
+    )?;
+    write!(out, "{}", report.stats)?;
 
-    let spent = report.spent();
+    let total = report.stats.total();
+    let percent =
+        |share: Option<f64>| share.map_or_else(|| "-".to_owned(), |s| format!("{:.1}%", 100.0 * s));
     let by_class: Vec<String> = ErrorClass::ALL
         .iter()
-        .zip(report.errors_by_class)
-        .map(|(class, n)| format!("{class} {n}"))
+        .map(|&class| {
+            let share = percent(total.class_share(class));
+            format!("{class} {} ({share})", total.errors_of(class))
+        })
         .collect();
-    let by_variant: Vec<String> = report
-        .errors_by_variant
-        .iter()
-        .map(|(variant, n)| format!("{variant} {n}"))
-        .collect();
-    let retry_success = if total.retried == 0 {
-        "no call was retried".to_owned()
-    } else {
-        format!(
-            "{:.1}% of retried calls then succeeded",
-            100.0 * report.retry_success_rate()
-        )
-    };
+    let spent = report.spent();
     let lines = [
         (
             "tasks",
@@ -182,29 +161,31 @@ fn write_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
         ),
         (
             "calls, attempts",
-            format!("{} tool calls, {} attempts", total.calls, total.attempts),
+            format!(
+                "{} tool calls, {} attempts ({} per call)",
+                total.calls(),
+                total.attempts(),
+                total
+                    .mean_attempts()
+                    .map_or_else(|| "-".to_owned(), |m| format!("{m:.2}"))
+            ),
         ),
         (
             "retry rate",
+            format!("{} of calls needed a retry", percent(total.retry_rate())),
+        ),
+        (
+            "retry success rate",
             format!(
-                "{:.1}% of calls needed a retry",
-                100.0 * report.retry_rate()
+                "{} of retried calls then succeeded",
+                percent(total.retry_success_rate())
             ),
         ),
-        ("retry success rate", retry_success),
         (
             "mean rounds",
             format!("{:.2} per task", report.mean_rounds()),
         ),
-        ("errors by class", by_class.join(", ")),
-        (
-            "errors by variant",
-            if by_variant.is_empty() {
-                "none".to_owned()
-            } else {
-                by_variant.join(", ")
-            },
-        ),
+        ("error distribution", by_class.join(", ")),
         ("direction switches", report.switches().to_string()),
         (
             "decision layer",

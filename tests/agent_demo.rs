@@ -56,8 +56,21 @@ fn check_invariants(report: &Report) {
     );
     let total = report.total();
     // The call layer's own story (notify events and `Failure` provenance)
-    // agrees with the attempts the tools' bodies counted.
+    // agrees with the attempts the tools' bodies counted, and with what
+    // `tenacious::stats` recorded: the figures the demo prints.
     assert_eq!(total.attempts, report.attempts_run);
+    assert_eq!(report.check_stats(), Ok(()), "at rate {rate}");
+    let recorded = report.stats.total();
+    assert_eq!(
+        (
+            recorded.calls(),
+            recorded.attempts(),
+            recorded.retried(),
+            recorded.recovered()
+        ),
+        (total.calls, total.attempts, total.retried, total.recovered),
+        "at rate {rate}"
+    );
     // Every attempt but the one that succeeded failed with a classified
     // error.
     let successes = total.calls - total.failed;
@@ -134,6 +147,13 @@ fn without_faults_every_task_completes_without_a_retry() {
     assert_eq!(total.attempts, total.calls);
     assert_eq!(total.retried, 0);
     assert_eq!(report.errors_by_class, [0; 4]);
+    let recorded = report.stats.total();
+    assert_eq!((recorded.calls(), recorded.attempts()), (60, 60));
+    assert_eq!(recorded.retry_rate(), Some(0.0));
+    assert_eq!(recorded.error_total(), 0);
+    for tool in Tool::ALL {
+        assert_eq!(report.stats.get(tool.name()).map(|s| s.calls()), Some(20));
+    }
     assert_eq!(report.reasks(), 0);
     assert_eq!(report.switches(), 0);
     assert_eq!(report.waited, std::time::Duration::ZERO);
@@ -276,6 +296,31 @@ fn the_observation_of_a_failed_call_is_what_the_model_reads() {
         );
     }
     assert!(!ids.is_empty());
+}
+
+#[test]
+fn a_difference_from_tenacious_stats_is_caught_and_named() {
+    let report = run(0.5, Config::DEFAULT.seed);
+    assert_eq!(report.check_stats(), Ok(()));
+
+    let mut miscounted = report.clone();
+    miscounted.tools[Tool::Price.index()].attempts += 1;
+    let error = miscounted.check_stats().unwrap_err();
+    assert!(
+        error.starts_with("price: attempts: the agent counted"),
+        "{error}"
+    );
+
+    let mut misfiled = report;
+    let call = misfiled
+        .tasks
+        .iter_mut()
+        .flat_map(|t| &mut t.calls)
+        .find(|c| c.tool == Tool::Search && !c.errors.is_empty())
+        .expect("a search attempt failed at rate 0.5");
+    call.errors[0].1 = "Misfiled";
+    let error = misfiled.check_stats().unwrap_err();
+    assert!(error.starts_with("search: errors:"), "{error}");
 }
 
 #[test]

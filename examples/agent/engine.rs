@@ -21,11 +21,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use tenacious::agent::{
     Cost, Decision, DecisionRetry, GuardConfig, Observation, TaskGuard, Verdict,
 };
+use tenacious::stats::{self, Snapshot};
 use tenacious::{ErrorClass, seed_jitter};
 use tokio::time::Instant;
 
@@ -35,7 +37,7 @@ pub mod model;
 pub mod tools;
 
 use model::{Agent, Model, Reaction, Task, validate};
-use tools::{CallRecord, Tools};
+use tools::{CallRecord, Tool, Tools};
 
 /// What one run does.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -260,6 +262,9 @@ pub struct Report {
     pub replays: u64,
     /// Orders beyond the first for one task: must be 0.
     pub duplicates: u64,
+    /// What `tenacious::stats` recorded for the tools' `#[retry]` fns
+    /// during the run.
+    pub stats: Snapshot,
 }
 
 /// `part / whole`, 0 when `whole` is.
@@ -352,15 +357,87 @@ impl Report {
     pub fn elapsed(&self) -> Duration {
         self.tasks.iter().map(|t| t.elapsed).sum()
     }
+
+    /// Checks what `tenacious::stats` recorded against the agent's own
+    /// account of every call (its `notify` events and `Failure`
+    /// provenance), tool by tool: the same calls, attempts, retried and
+    /// recovered calls, give-ups, and errors by class and variant. The
+    /// error says where they differ.
+    pub fn check_stats(&self) -> Result<(), String> {
+        for tool in Tool::ALL {
+            let ours = &self.tools[tool.index()];
+            let recorded = self.stats.get(tool.name());
+            let figure = |f: fn(&stats::FnStats) -> u64| recorded.map_or(0, f);
+            let pairs = [
+                ("calls", ours.calls, figure(stats::FnStats::calls)),
+                ("attempts", ours.attempts, figure(stats::FnStats::attempts)),
+                (
+                    "retried calls",
+                    ours.retried,
+                    figure(stats::FnStats::retried),
+                ),
+                (
+                    "recovered calls",
+                    ours.recovered,
+                    figure(stats::FnStats::recovered),
+                ),
+                (
+                    "calls that gave up",
+                    ours.failed,
+                    figure(stats::FnStats::gave_up_total),
+                ),
+            ];
+            for (what, ours, recorded) in pairs {
+                if ours != recorded {
+                    return Err(format!(
+                        "{}: {what}: the agent counted {ours}, tenacious::stats {recorded}",
+                        tool.name()
+                    ));
+                }
+            }
+            let mut errors: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+            for call in self.tasks.iter().flat_map(|t| &t.calls) {
+                if call.tool == tool {
+                    for &(class, variant) in &call.errors {
+                        *errors.entry((class.as_str(), variant)).or_insert(0) += 1;
+                    }
+                }
+            }
+            let recorded_errors: BTreeMap<(&str, &str), u64> = recorded
+                .map(|s| s.errors())
+                .unwrap_or_default()
+                .iter()
+                .map(|e| ((e.class.as_str(), e.variant), e.count))
+                .collect();
+            if errors != recorded_errors {
+                return Err(format!(
+                    "{}: errors: the agent counted {errors:?}, tenacious::stats {recorded_errors:?}",
+                    tool.name()
+                ));
+            }
+        }
+        Ok(())
+    }
 }
+
+/// `tenacious::stats` counts for the whole process: runs take turns, so
+/// each one's snapshot holds its own calls only.
+static ONE_RUN_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Runs the demo: `config.tasks` tasks, one after another, on a paused
 /// clock; `on_task` sees each task's report as it ends.
+///
+/// It resets `tenacious::stats` first, and runs in one process take turns.
 ///
 /// # Panics
 ///
 /// If the tokio runtime cannot be built.
 pub fn run_demo(config: &Config, mut on_task: impl FnMut(&TaskReport)) -> Report {
+    // A run that panicked left nothing that the reset below does not clear.
+    let _turn = ONE_RUN_AT_A_TIME
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    stats::reset();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
@@ -409,6 +486,7 @@ fn report(config: Config, tasks: Vec<TaskReport>, tools: &Tools) -> Report {
         orders: u64::try_from(store.orders().len()).unwrap_or(u64::MAX),
         replays: store.replays(),
         duplicates: store.duplicates(),
+        stats: stats::snapshot(),
     }
 }
 

@@ -43,7 +43,7 @@ impl Tool {
     pub const ALL: [Self; 3] = [Self::Search, Self::Price, Self::CreateOrder];
 
     /// The tool's name, as the model calls it; also the name of its
-    /// `#[retry]` fn.
+    /// `#[retry]` fn and of its record in `tenacious::stats`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::Search => "search",
@@ -412,7 +412,13 @@ impl Tools {
 
 /// One attempt at the search: matches catalogue products whose name the
 /// query contains.
-#[retry(max = 3, base = "200ms", timeout = "2s", notify = note_retry)]
+#[retry(
+    max = 3,
+    base = "200ms",
+    timeout = "2s",
+    notify = note_retry,
+    stats = "search"
+)]
 async fn search(tools: &Tools, query: &str) -> Result<Vec<Hit>, Failure<ToolError>> {
     tools.start_attempt();
     tokio::time::sleep(SEARCH_LATENCY).await;
@@ -432,7 +438,13 @@ async fn search(tools: &Tools, query: &str) -> Result<Vec<Hit>, Failure<ToolErro
 
 /// One attempt at the pricing API. A 429's `Retry-After` (1 or 2 s) is
 /// waited; one over 5 s would end the call at once.
-#[retry(max = 4, base = "250ms", max_retry_after = "5s", notify = note_retry)]
+#[retry(
+    max = 4,
+    base = "250ms",
+    max_retry_after = "5s",
+    notify = note_retry,
+    stats = "price"
+)]
 async fn price(tools: &Tools, sku: &str, _region: &str) -> Result<u64, Failure<ToolError>> {
     tools.start_attempt();
     tokio::time::sleep(PRICE_LATENCY).await;
@@ -455,7 +467,8 @@ async fn price(tools: &Tools, sku: &str, _region: &str) -> Result<u64, Failure<T
     base = "200ms",
     timeout = "2s",
     deadline = "15s",
-    notify = note_retry
+    notify = note_retry,
+    stats = "create_order"
 )]
 async fn create_order(tools: &Tools, order: &OrderRequest) -> Result<String, Failure<ToolError>> {
     tools.start_attempt();
