@@ -14,7 +14,8 @@
 //! (tokio's paused clock), so the backoffs, waits and timeouts of a few
 //! virtual minutes take a fraction of a second.
 //!
-//! It prints one line per task and a table of what each layer did. The
+//! It prints one line per task, the call layer's figures from
+//! `tenacious::stats`, and a table of what each layer did. The
 //! engine is in `examples/agent/engine.rs`, shared with
 //! `tests/agent_demo.rs`, which checks the run's invariants.
 

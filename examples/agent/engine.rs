@@ -16,6 +16,10 @@
 //! a virtual clock instantly, so a run takes milliseconds of real time and
 //! the same seed gives the same run.
 //!
+//! The agent keeps its own account of every call (the `notify` events and
+//! the `Failure` provenance); [`Report::check_stats`] holds it against what
+//! `tenacious::stats` recorded for the three tools' `#[retry]` fns.
+//!
 //! Shared by `examples/agent.rs`, which prints a run, and
 //! `tests/agent_demo.rs`, which checks its invariants.
 
