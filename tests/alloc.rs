@@ -6,6 +6,11 @@
 //! nest another retried call, and run under a timeout, a deadline and a
 //! retry budget.
 //!
+//! Statistics are on, as by default: every call here also counts itself in
+//! its fn's record, and a fn's first call after the warm-up, which joins its
+//! record to the registry and claims a slot for its first error's variant,
+//! allocates nothing either.
+//!
 //! One test in its own binary, counting on its own thread only, so the test
 //! harness and other tests add no noise.
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -192,6 +197,63 @@ fn guarded_calls_do_not_allocate() {
             "a guarded async call that retried twice allocated"
         );
     });
+}
+
+#[retry(max = 3, base = "1us", cap = "2us")]
+fn first_use_sync() -> Result<u32, Flaky> {
+    attempt()
+}
+
+#[retry(max = 3, base = "10ms")]
+async fn first_use_async() -> Result<u32, Flaky> {
+    attempt()
+}
+
+#[retry(max = 3, base = "1us", cap = "2us")]
+fn first_use_failing() -> Result<u32, Flaky> {
+    attempt()
+}
+
+#[test]
+fn a_fns_first_call_registers_its_record_without_allocating() {
+    // Warm up the jitter RNG with another fn.
+    fail_next(2);
+    assert_eq!(sync_call("k"), Ok(7));
+
+    let (result, first) = allocations(first_use_sync);
+    assert_eq!(result, Ok(7));
+    assert_eq!(first, 0, "a sync fn's first call allocated");
+
+    fail_next(2);
+    let (result, first) = allocations(first_use_failing);
+    assert_eq!(result, Ok(7));
+    assert_eq!(FAILURES_LEFT.with(Cell::get), 0, "the call did not retry");
+    assert_eq!(first, 0, "a first call that retried twice allocated");
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        // Warm up tokio's timer on this runtime.
+        fail_next(2);
+        assert_eq!(async_call("k").await, Ok(7));
+
+        fail_next(1);
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = first_use_async().await;
+        let first = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!(result, Ok(7));
+        assert_eq!(first, 0, "an async fn's first call allocated");
+    });
+
+    // The records were counted and registered.
+    let snapshot = tenacious::stats::snapshot();
+    let calls = |name: &str| snapshot.get(name).map(|s| (s.calls(), s.attempts()));
+    assert_eq!(calls("alloc::first_use_sync"), Some((1, 1)));
+    assert_eq!(calls("alloc::first_use_failing"), Some((1, 3)));
+    assert_eq!(calls("alloc::first_use_async"), Some((1, 2)));
 }
 
 #[test]

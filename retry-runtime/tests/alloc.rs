@@ -2,11 +2,14 @@
 //! sees no allocation on a happy-path call, nor on a call that retries twice
 //! (once the thread's jitter RNG and tokio's timer have been used), nor when
 //! the attempts read their context and key and run under a timeout, a
-//! deadline and a retry budget.
+//! deadline and a retry budget; nor when the policy counts its calls in a
+//! statistics record, from the record's first use on (which joins it to the
+//! registry).
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::Duration;
 
+use tenacious_runtime::stats::CallStats;
 use tenacious_runtime::{Attempt, Classify, Elapsed, ErrorClass, Jitter, Policy, RetryBudget};
 
 struct Counting;
@@ -129,6 +132,57 @@ fn guarded_calls_do_not_allocate() {
         let allocations = ALLOCATIONS.with(Cell::get) - before;
         assert_eq!((result, allocations), (Ok(3), 0), "timed, two retries");
     });
+}
+
+static COUNTED: CallStats = CallStats::new("counted");
+static COUNTED_ASYNC: CallStats = CallStats::new("counted async");
+
+#[test]
+fn counted_calls_do_not_allocate_from_the_records_first_use() {
+    // Warm-up: seeds this thread's jitter RNG, with no record.
+    let calls = Cell::new(0);
+    assert_eq!(POLICY.retry_blocking(|| op(&calls, 2)), Ok(3));
+
+    let counted = POLICY.stats(&COUNTED);
+    let calls = Cell::new(0);
+    let (result, allocations) = allocations_in(|| counted.retry_blocking(|| op(&calls, 0)));
+    assert_eq!((result, allocations), (Ok(1), 0), "first use, happy path");
+    let calls = Cell::new(0);
+    let (result, allocations) = allocations_in(|| counted.retry_blocking(|| op(&calls, 2)));
+    assert_eq!(
+        (result, allocations),
+        (Ok(3), 0),
+        "first errors, two retries"
+    );
+    let stats = COUNTED.snapshot();
+    assert_eq!(
+        (stats.calls(), stats.attempts(), stats.recovered()),
+        (2, 4, 1)
+    );
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let calls = Cell::new(0);
+        let warm_up = POLICY.retry(|| std::future::ready(op(&calls, 2))).await;
+        assert_eq!(warm_up, Ok(3));
+
+        let counted = POLICY.stats(&COUNTED_ASYNC);
+        let calls = Cell::new(0);
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = counted.retry(|| std::future::ready(op(&calls, 2))).await;
+        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!((result, allocations), (Ok(3), 0), "first use, two retries");
+        let calls = Cell::new(0);
+        let before = ALLOCATIONS.with(Cell::get);
+        let result = counted.retry(|| std::future::ready(op(&calls, 0))).await;
+        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        assert_eq!((result, allocations), (Ok(1), 0), "happy path");
+    });
+    assert_eq!(COUNTED_ASYNC.snapshot().attempts(), 4);
 }
 
 #[test]
