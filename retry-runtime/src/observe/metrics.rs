@@ -9,12 +9,15 @@
 //! | `tenacious_gave_up_total` | counter | `fn`, `reason` | call that returned an error |
 //! | `tenacious_attempts_per_call` | histogram | `fn` | call that returned |
 //!
-//! Every label set is built once, with the record or with a variant's
-//! slot in it, so an event builds its key without allocating.
+//! Each record builds its keys once, on first use, and each variant slot
+//! its own when it is first reported: an event then only hands a ready key
+//! to the recorder, allocating and hashing nothing.
+use std::sync::OnceLock;
+
 use ::metrics::{Key, Label, Level, Metadata, with_recorder};
 
 use super::FailedAttempt;
-use crate::stats::{CallStats, SlotKey, class_index};
+use crate::stats::{CallStats, OTHER_VARIANT, VariantSlot, class_index};
 use crate::{ErrorClass, StopReason};
 
 const ATTEMPTS_TOTAL: &str = "tenacious_attempts_total";
@@ -25,16 +28,42 @@ const ATTEMPTS_PER_CALL: &str = "tenacious_attempts_per_call";
 
 static METADATA: Metadata<'static> = Metadata::new("tenacious", Level::INFO, Some(module_path!()));
 
-/// The label sets of one record's metrics.
-pub(crate) struct Labels {
+/// A record's label sets (built with the record, in a `const`) and, from
+/// its first use, its keys.
+pub(crate) struct RecordMetrics {
     by_fn: [Label; 1],
     /// By [`StopReason::index`].
     by_reason: [[Label; 2]; StopReason::ALL.len()],
     /// The errors that found no slot, by class.
     other_by_class: [[Label; 3]; 4],
+    keys: OnceLock<RecordKeys>,
 }
 
-impl Labels {
+struct RecordKeys {
+    attempts: Key,
+    per_call: Key,
+    /// By [`StopReason::index`].
+    gave_up: [Key; StopReason::ALL.len()],
+    /// The errors and retries of the errors that found no slot, by class.
+    other: [ErrorKeys; 4],
+}
+
+/// An error kind's `tenacious_errors_total` and `tenacious_retries_total`.
+struct ErrorKeys {
+    errors: Key,
+    retries: Key,
+}
+
+impl ErrorKeys {
+    fn new(labels: &'static [Label]) -> Self {
+        Self {
+            errors: Key::from_static_parts(ERRORS_TOTAL, labels),
+            retries: Key::from_static_parts(RETRIES_TOTAL, labels),
+        }
+    }
+}
+
+impl RecordMetrics {
     pub(crate) const fn new(name: &'static str) -> Self {
         Self {
             by_fn: [Label::from_static_parts("fn", name)],
@@ -47,12 +76,54 @@ impl Labels {
                 by_reason(name, StopReason::Nested),
             ],
             other_by_class: [
-                error_labels(name, ErrorClass::Transient, crate::stats::OTHER_VARIANT),
-                error_labels(name, ErrorClass::RateLimited, crate::stats::OTHER_VARIANT),
-                error_labels(name, ErrorClass::Invalid, crate::stats::OTHER_VARIANT),
-                error_labels(name, ErrorClass::Fatal, crate::stats::OTHER_VARIANT),
+                error_labels(name, ErrorClass::Transient, OTHER_VARIANT),
+                error_labels(name, ErrorClass::RateLimited, OTHER_VARIANT),
+                error_labels(name, ErrorClass::Invalid, OTHER_VARIANT),
+                error_labels(name, ErrorClass::Fatal, OTHER_VARIANT),
             ],
+            keys: OnceLock::new(),
         }
+    }
+
+    fn keys(&'static self) -> &'static RecordKeys {
+        self.keys.get_or_init(|| RecordKeys {
+            attempts: Key::from_static_parts(ATTEMPTS_TOTAL, &self.by_fn),
+            per_call: Key::from_static_parts(ATTEMPTS_PER_CALL, &self.by_fn),
+            gave_up: std::array::from_fn(|i| {
+                Key::from_static_parts(GAVE_UP_TOTAL, &self.by_reason[i])
+            }),
+            other: std::array::from_fn(|i| ErrorKeys::new(&self.other_by_class[i])),
+        })
+    }
+}
+
+/// A variant slot's labels and keys, built when the slot is first reported.
+pub(crate) struct SlotMetrics {
+    labels: OnceLock<[Label; 3]>,
+    keys: OnceLock<ErrorKeys>,
+}
+
+impl SlotMetrics {
+    pub(crate) const fn new() -> Self {
+        Self {
+            labels: OnceLock::new(),
+            keys: OnceLock::new(),
+        }
+    }
+
+    /// The slot's keys; `class` and `variant` are the pair it counts.
+    fn keys(
+        &'static self,
+        name: &'static str,
+        class: ErrorClass,
+        variant: &'static str,
+    ) -> &'static ErrorKeys {
+        self.keys.get_or_init(|| {
+            ErrorKeys::new(
+                self.labels
+                    .get_or_init(|| error_labels(name, class, variant)),
+            )
+        })
     }
 }
 
@@ -63,12 +134,7 @@ const fn by_reason(name: &'static str, reason: StopReason) -> [Label; 2] {
     ]
 }
 
-/// The labels of an error's metrics.
-pub(crate) const fn error_labels(
-    name: &'static str,
-    class: ErrorClass,
-    variant: &'static str,
-) -> [Label; 3] {
+const fn error_labels(name: &'static str, class: ErrorClass, variant: &'static str) -> [Label; 3] {
     [
         Label::from_static_parts("fn", name),
         Label::from_static_parts("class", class.as_str()),
@@ -76,75 +142,72 @@ pub(crate) const fn error_labels(
     ]
 }
 
+/// The keys of an error counted in `slot`, or in the record's overflow.
+fn error_keys(
+    stats: &'static CallStats,
+    slot: Option<&'static VariantSlot>,
+    failed: &FailedAttempt,
+) -> &'static ErrorKeys {
+    match slot {
+        Some(slot) => slot
+            .metrics
+            .keys(stats.name(), failed.class, failed.variant),
+        None => &stats.metrics.keys().other[class_index(failed.class)],
+    }
+}
+
 pub(super) fn success(stats: &'static CallStats, attempts: u32) {
+    let keys = stats.metrics.keys();
     with_recorder(|recorder| {
-        let by_fn = &stats.labels.by_fn;
         recorder
-            .register_counter(&Key::from_static_parts(ATTEMPTS_TOTAL, by_fn), &METADATA)
+            .register_counter(&keys.attempts, &METADATA)
             .increment(1);
         recorder
-            .register_histogram(&Key::from_static_parts(ATTEMPTS_PER_CALL, by_fn), &METADATA)
+            .register_histogram(&keys.per_call, &METADATA)
             .record(f64::from(attempts));
     });
 }
 
-pub(super) fn retry(stats: &'static CallStats, slot: Option<&'static SlotKey>, class: ErrorClass) {
-    let by_error = error_labels_of(stats, slot, class);
+pub(super) fn retry(
+    stats: &'static CallStats,
+    slot: Option<&'static VariantSlot>,
+    failed: &FailedAttempt,
+) {
+    let keys = stats.metrics.keys();
+    let error = error_keys(stats, slot, failed);
     with_recorder(|recorder| {
-        let by_fn = &stats.labels.by_fn;
         recorder
-            .register_counter(&Key::from_static_parts(ATTEMPTS_TOTAL, by_fn), &METADATA)
+            .register_counter(&keys.attempts, &METADATA)
             .increment(1);
         recorder
-            .register_counter(&Key::from_static_parts(ERRORS_TOTAL, by_error), &METADATA)
+            .register_counter(&error.errors, &METADATA)
             .increment(1);
         recorder
-            .register_counter(&Key::from_static_parts(RETRIES_TOTAL, by_error), &METADATA)
+            .register_counter(&error.retries, &METADATA)
             .increment(1);
     });
 }
 
 pub(super) fn give_up(
     stats: &'static CallStats,
-    slot: Option<&'static SlotKey>,
+    slot: Option<&'static VariantSlot>,
     failed: &FailedAttempt,
     reason: StopReason,
 ) {
-    let by_error = error_labels_of(stats, slot, failed.class);
+    let keys = stats.metrics.keys();
+    let error = error_keys(stats, slot, failed);
     with_recorder(|recorder| {
-        let labels = &stats.labels;
         recorder
-            .register_counter(
-                &Key::from_static_parts(ATTEMPTS_TOTAL, &labels.by_fn),
-                &METADATA,
-            )
+            .register_counter(&keys.attempts, &METADATA)
             .increment(1);
         recorder
-            .register_counter(&Key::from_static_parts(ERRORS_TOTAL, by_error), &METADATA)
+            .register_counter(&error.errors, &METADATA)
             .increment(1);
         recorder
-            .register_counter(
-                &Key::from_static_parts(GAVE_UP_TOTAL, &labels.by_reason[reason.index()]),
-                &METADATA,
-            )
+            .register_counter(&keys.gave_up[reason.index()], &METADATA)
             .increment(1);
         recorder
-            .register_histogram(
-                &Key::from_static_parts(ATTEMPTS_PER_CALL, &labels.by_fn),
-                &METADATA,
-            )
+            .register_histogram(&keys.per_call, &METADATA)
             .record(f64::from(failed.attempt));
     });
-}
-
-/// The labels of an error counted in `slot`, or in the record's overflow.
-fn error_labels_of(
-    stats: &'static CallStats,
-    slot: Option<&'static SlotKey>,
-    class: ErrorClass,
-) -> &'static [Label] {
-    match slot {
-        Some(slot) => &slot.labels,
-        None => &stats.labels.other_by_class[class_index(class)],
-    }
 }

@@ -46,7 +46,7 @@ pub(crate) fn retry(stats: &'static CallStats, failed: &FailedAttempt, delay: Du
     #[cfg(not(feature = "tracing"))]
     let _ = delay;
     #[cfg(feature = "metrics")]
-    metrics::retry(stats, slot, failed.class);
+    metrics::retry(stats, slot, failed);
     #[cfg(not(feature = "metrics"))]
     let _ = slot;
 }

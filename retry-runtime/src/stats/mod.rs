@@ -62,7 +62,7 @@ mod snapshot;
 
 pub use record::CallStats;
 #[cfg(feature = "metrics")]
-pub(crate) use record::{OTHER_VARIANT, SlotKey, class_index};
+pub(crate) use record::{OTHER_VARIANT, VariantSlot, class_index};
 pub use snapshot::{ErrorCount, FnStats, Snapshot};
 
 /// Every record that has counted a call or an error, read now: each fn's

@@ -70,22 +70,22 @@ pub struct CallStats {
     registered: AtomicBool,
     next: OnceLock<&'static CallStats>,
     #[cfg(feature = "metrics")]
-    pub(crate) labels: crate::observe::metrics::Labels,
+    pub(crate) metrics: crate::observe::metrics::RecordMetrics,
 }
 
 /// One (variant, class) pair's counter, claimed by the first error of that
 /// pair to find the slot free.
-struct VariantSlot {
+pub(crate) struct VariantSlot {
     key: OnceLock<SlotKey>,
     count: AtomicU64,
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: crate::observe::metrics::SlotMetrics,
 }
 
 /// What a slot counts.
-pub(crate) struct SlotKey {
-    pub(crate) variant: &'static str,
-    pub(crate) class: ErrorClass,
-    #[cfg(feature = "metrics")]
-    pub(crate) labels: [::metrics::Label; 3],
+struct SlotKey {
+    variant: &'static str,
+    class: ErrorClass,
 }
 
 impl SlotKey {
@@ -101,6 +101,8 @@ impl VariantSlot {
         Self {
             key: OnceLock::new(),
             count: AtomicU64::new(0),
+            #[cfg(feature = "metrics")]
+            metrics: crate::observe::metrics::SlotMetrics::new(),
         }
     }
 }
@@ -126,7 +128,7 @@ impl CallStats {
             registered: AtomicBool::new(false),
             next: OnceLock::new(),
             #[cfg(feature = "metrics")]
-            labels: crate::observe::metrics::Labels::new(name),
+            metrics: crate::observe::metrics::RecordMetrics::new(name),
         }
     }
 
@@ -235,22 +237,17 @@ impl CallStats {
         &'static self,
         class: ErrorClass,
         variant: &'static str,
-    ) -> Option<&'static SlotKey> {
+    ) -> Option<&'static VariantSlot> {
         self.join();
         for slot in &self.variants {
             let key = match slot.key.get() {
                 Some(key) => key,
                 // Free: claim it, unless another pair got there first.
-                None => slot.key.get_or_init(|| SlotKey {
-                    variant,
-                    class,
-                    #[cfg(feature = "metrics")]
-                    labels: crate::observe::metrics::error_labels(self.name, class, variant),
-                }),
+                None => slot.key.get_or_init(|| SlotKey { variant, class }),
             };
             if key.is(variant, class) {
                 slot.count.fetch_add(1, Relaxed);
-                return Some(key);
+                return Some(slot);
             }
         }
         self.other[class_index(class)].fetch_add(1, Relaxed);
