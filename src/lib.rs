@@ -108,6 +108,15 @@
 //!
 //! The same settings run closures by hand through [`Policy`], with the same
 //! decision engine, so both behave identically.
+//!
+//! # Is retrying fixing faults or hiding them?
+//!
+//! Every `#[retry]` fn counts its calls in a `static` record of its own (no
+//! lookup, no lock, no allocation), and [`stats::snapshot`] gives each fn's
+//! retry rate, retry success rate, mean attempts per call and error
+//! distribution, printable as a table. With the features `tracing` and
+//! `metrics`, the same records emit one event per retry and per give-up and
+//! feed counters and a histogram through the `metrics` facade.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
