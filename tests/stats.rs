@@ -56,32 +56,22 @@ fn row(name: &str) -> Option<FnStats> {
 }
 
 /// The error distribution as (class, variant, count) triples.
-fn errors(stats: &FnStats) -> Vec<(ErrorClass, &'static str, u64)> {
+fn errors(stats: &FnStats) -> Errors {
     stats
         .errors()
         .iter()
-        .map(
-            |&ErrorCount {
-                 class,
-                 variant,
-                 count,
-                 ..
-             }| (class, variant, count),
-        )
+        .map(|e: &ErrorCount| (e.class, e.variant, e.count))
         .collect()
 }
 
+/// The error distribution: (class, variant, count).
+type Errors = Vec<(ErrorClass, &'static str, u64)>;
+
+/// Calls, attempts, retried, recovered, give-ups by reason, errors.
+type Counts = (u64, u64, u64, u64, Vec<u64>, Errors);
+
 /// Everything but the name.
-fn counts(
-    stats: &FnStats,
-) -> (
-    u64,
-    u64,
-    u64,
-    u64,
-    Vec<u64>,
-    Vec<(ErrorClass, &'static str, u64)>,
-) {
+fn counts(stats: &FnStats) -> Counts {
     let gave_up = StopReason::ALL.iter().map(|r| stats.gave_up(*r)).collect();
     (
         stats.calls(),
