@@ -9,9 +9,10 @@
 use std::cell::Cell;
 use std::fmt;
 use std::future::Future;
-use std::pin::pin;
+use std::num::NonZeroU64;
+use std::pin::Pin;
 use std::str::FromStr;
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use rand::Rng;
@@ -308,14 +309,50 @@ pub(crate) struct Frame {
     pub(crate) start: Option<Instant>,
     /// Drawn on first use, then handed back to the engine for the next
     /// attempts.
-    pub(crate) key: Option<IdempotencyKey>,
+    pub(crate) key: KeySlot,
     /// Retried calls this attempt has started, for their keys.
     pub(crate) calls: u32,
 }
 
 impl Frame {
     fn key(&mut self) -> IdempotencyKey {
-        *self.key.get_or_insert_with(IdempotencyKey::random)
+        if let Some(key) = self.key.get() {
+            return key;
+        }
+        let key = IdempotencyKey::random();
+        self.key = KeySlot::holding(Some(key));
+        key
+    }
+}
+
+/// A call's key once drawn, in 16 bytes aligned to 8: an
+/// `Option<IdempotencyKey>` takes 32 (a `u128` is aligned to 16 on x86-64),
+/// and every retried future holds two (in its engine and its attempt's
+/// frame). The keys a call draws or derives are UUIDs of version 4 or 5,
+/// whose high half is never zero, so a zero high half means "none yet".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeySlot(Option<(NonZeroU64, u64)>);
+
+impl KeySlot {
+    /// Holds `key`; empty for `None` (or a key whose high half is zero,
+    /// which no call draws or derives: one would be drawn anew).
+    #[inline]
+    pub(crate) fn holding(key: Option<IdempotencyKey>) -> Self {
+        Self(key.and_then(|key| {
+            let [high, low] = [(key.0 >> 64) as u64, key.0 as u64];
+            NonZeroU64::new(high).map(|high| (high, low))
+        }))
+    }
+
+    #[inline]
+    pub(crate) fn get(self) -> Option<IdempotencyKey> {
+        self.0
+            .map(|(high, low)| IdempotencyKey((u128::from(high.get()) << 64) | u128::from(low)))
+    }
+
+    #[inline]
+    pub(crate) const fn is_empty(self) -> bool {
+        self.0.is_none()
     }
 }
 
@@ -327,18 +364,20 @@ thread_local! {
 
 /// If a retried call is running on this thread, counts a new call started
 /// by its attempt and returns that call's key.
+#[inline]
 pub(crate) fn enter_nested(name: &str) -> Option<IdempotencyKey> {
-    CURRENT
-        .try_with(|cell| {
-            let mut frame = cell.get()?;
-            let ordinal = frame.calls;
-            frame.calls = frame.calls.saturating_add(1);
-            let key = frame.key().child(name, ordinal);
-            cell.set(Some(frame));
-            Some(key)
-        })
-        .ok()
-        .flatten()
+    // Outside any attempt (the common case) this is one thread-local read.
+    let frame = CURRENT.try_with(Cell::get).ok()??;
+    Some(nested_key(frame, name))
+}
+
+#[cold]
+fn nested_key(mut frame: Frame, name: &str) -> IdempotencyKey {
+    let ordinal = frame.calls;
+    frame.calls = frame.calls.saturating_add(1);
+    let key = frame.key().child(name, ordinal);
+    let _ = CURRENT.try_with(|cell| cell.set(Some(frame)));
+    key
 }
 
 /// Sets this thread's frame until [`leave`](Scope::leave) or drop (so a
@@ -349,6 +388,7 @@ struct Scope {
 }
 
 impl Scope {
+    #[inline]
     fn enter(frame: Frame) -> Self {
         let prev = CURRENT.try_with(|c| c.replace(Some(frame))).ok().flatten();
         Self { prev, active: true }
@@ -356,6 +396,7 @@ impl Scope {
 
     /// Restores the previous frame and returns this one as the attempt left
     /// it (`entered` if the thread-local is gone).
+    #[inline]
     fn leave(mut self, entered: Frame) -> Frame {
         self.active = false;
         CURRENT
@@ -367,6 +408,7 @@ impl Scope {
 }
 
 impl Drop for Scope {
+    #[inline]
     fn drop(&mut self) {
         if self.active {
             let _ = CURRENT.try_with(|c| c.set(self.prev));
@@ -375,6 +417,7 @@ impl Drop for Scope {
 }
 
 /// Runs `f` with `frame` as the current attempt; `frame` comes back updated.
+#[inline]
 pub(crate) fn scoped_blocking<T>(frame: &mut Frame, f: impl FnOnce() -> T) -> T {
     let scope = Scope::enter(*frame);
     let out = f();
@@ -382,18 +425,19 @@ pub(crate) fn scoped_blocking<T>(frame: &mut Frame, f: impl FnOnce() -> T) -> T 
     out
 }
 
-/// Awaits `fut` with `frame` as the current attempt during each poll.
-/// `frame` is updated after each poll, so a key drawn by an attempt that is
-/// then dropped (timed out, cancelled) is kept.
-pub(crate) async fn scoped<F: Future>(frame: &mut Frame, fut: F) -> F::Output {
-    let mut fut = pin!(fut);
-    std::future::poll_fn(|cx| {
-        let scope = Scope::enter(*frame);
-        let poll: Poll<F::Output> = fut.as_mut().poll(cx);
-        *frame = scope.leave(*frame);
-        poll
-    })
-    .await
+/// Polls `fut` once with `frame` as the current attempt; `frame` comes back
+/// updated, so a key drawn by an attempt that is then dropped (timed out,
+/// cancelled) is kept.
+#[inline]
+pub(crate) fn poll_scoped<F: Future + ?Sized>(
+    frame: &mut Frame,
+    fut: Pin<&mut F>,
+    cx: &mut Context<'_>,
+) -> Poll<F::Output> {
+    let scope = Scope::enter(*frame);
+    let poll = fut.poll(cx);
+    *frame = scope.leave(*frame);
+    poll
 }
 
 #[cfg(test)]
@@ -479,7 +523,7 @@ mod tests {
             number: 1,
             max: 1,
             start: None,
-            key: None,
+            key: KeySlot::holding(None),
             calls: 0,
         };
         let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -498,7 +542,7 @@ mod tests {
             number: 2,
             max: 3,
             start: None,
-            key: None,
+            key: KeySlot::holding(None),
             calls: 0,
         };
         let mut frame = outer;
@@ -508,7 +552,7 @@ mod tests {
                 number: 1,
                 max: 1,
                 start: None,
-                key: Some(key),
+                key: KeySlot::holding(Some(key)),
                 calls: 0,
             };
             scoped_blocking(&mut inner, || {
@@ -517,7 +561,7 @@ mod tests {
             assert_eq!(Attempt::current().unwrap().number(), 2);
         });
         assert_eq!(frame.calls, 1);
-        assert!(frame.key.is_some(), "the nested call drew the outer key");
+        assert!(!frame.key.is_empty(), "the nested call drew the outer key");
         assert!(Attempt::current().is_none());
     }
 }

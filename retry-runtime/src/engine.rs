@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::attempt::{Frame, IdempotencyKey, enter_nested};
+use crate::attempt::{Frame, KeySlot, enter_nested};
 use crate::backoff::{self, with_thread_rng};
 use crate::failure::{Failure, Provenance};
 use crate::observe::{self, FailedAttempt};
@@ -289,25 +289,29 @@ enum Decision {
 #[derive(Debug)]
 pub struct Engine<'p> {
     policy: &'p Policy,
+    // Every retried future holds its engine for the whole call, so the
+    // fields are packed: 56 bytes on 64-bit targets.
     /// Attempts made so far.
     attempts: u32,
-    /// The most attempts this call makes: 1 when nested and `Nested::Once`.
-    max: u32,
-    /// Whether `max` was lowered to 1 because the call is nested.
+    /// Whether the call is nested and held to one attempt (`Nested::Once`).
     nested_once: bool,
+    stop: Option<StopReason>,
+    /// The last attempt ran out of its timeout: its retry costs more.
+    timed_out: bool,
+    /// Tokens the last retry took from the budget: what a success gives back.
+    last_cost: u8,
     /// The last backoff drawn, in nanoseconds, for decorrelated jitter.
     prev: u64,
-    stop: Option<StopReason>,
     /// When the call started (see the type's docs for when it is read).
     start: Option<Instant>,
     /// The call's idempotency key, once drawn (a nested call's is derived
     /// at once).
-    key: Option<IdempotencyKey>,
-    /// The last attempt ran out of its timeout: its retry costs more.
-    timed_out: bool,
-    /// Tokens the last retry took from the budget: what a success gives back.
-    last_cost: u32,
+    key: KeySlot,
 }
+
+// Both costs fit the engine's `last_cost`.
+const _: () = assert!(RetryBudget::TIMEOUT_RETRY_COST <= u8::MAX as u32);
+const _: () = assert!(RetryBudget::RETRY_COST <= u8::MAX as u32);
 
 impl<'p> Engine<'p> {
     /// Starts a logical call run by a [`Policy`] loop.
@@ -315,6 +319,7 @@ impl<'p> Engine<'p> {
     /// Inside another retried call's attempt, this is a nested call (see
     /// [`Nested`]).
     #[must_use]
+    #[inline]
     pub fn new(policy: &'p Policy) -> Self {
         Self::named(policy, "")
     }
@@ -322,6 +327,7 @@ impl<'p> Engine<'p> {
     /// Starts a logical call of the fn `name` (`#[retry]` passes the fn's
     /// name; it feeds the idempotency key of a nested call).
     #[must_use]
+    #[inline]
     pub fn named(policy: &'p Policy, name: &str) -> Self {
         let key = enter_nested(name);
         let nested_once = key.is_some() && matches!(policy.nested_mode(), Nested::Once);
@@ -336,18 +342,13 @@ impl<'p> Engine<'p> {
         Self {
             policy,
             attempts: 0,
-            max: if nested_once {
-                1
-            } else {
-                policy.max_attempts()
-            },
             nested_once,
-            prev: policy.base_nanos(),
             stop: None,
-            start,
-            key,
             timed_out: false,
             last_cost: 0,
+            prev: policy.base_nanos(),
+            start,
+            key: KeySlot::holding(key),
         }
     }
 
@@ -408,7 +409,7 @@ impl<'p> Engine<'p> {
             Ok(value) => {
                 if let Some(budget) = self.policy.retry_budget() {
                     let refund = if self.last_cost > 0 {
-                        self.last_cost
+                        u32::from(self.last_cost)
                     } else {
                         RetryBudget::SUCCESS_REFUND
                     };
@@ -429,7 +430,7 @@ impl<'p> Engine<'p> {
         if let Some(stats) = self.policy.call_stats() {
             let failed = FailedAttempt {
                 attempt: self.attempts,
-                max: self.max,
+                max: self.max(),
                 class,
                 variant: error.variant(),
                 start: self.start,
@@ -449,7 +450,7 @@ impl<'p> Engine<'p> {
                 record(self.attempts, &error, class, Some(delay));
                 let event = RetryEvent {
                     attempt: self.attempts,
-                    max: self.max,
+                    max: self.max(),
                     delay,
                     class,
                 };
@@ -470,7 +471,7 @@ impl<'p> Engine<'p> {
         if !policy.retried_classes().contains(class) || !when.call(error) {
             return Decision::Stop(StopReason::NotRetryable);
         }
-        if self.attempts >= self.max {
+        if self.attempts >= self.max() {
             return Decision::Stop(if self.nested_once && policy.max_attempts() > 1 {
                 StopReason::Nested
             } else {
@@ -513,7 +514,8 @@ impl<'p> Engine<'p> {
             if !budget.try_acquire(cost) {
                 return Decision::Stop(StopReason::Budget);
             }
-            self.last_cost = cost;
+            // Checked at compile time above.
+            self.last_cost = u8::try_from(cost).unwrap_or(u8::MAX);
         }
         Decision::Retry(Duration::from_nanos(nanos))
     }
@@ -527,6 +529,7 @@ impl<'p> Engine<'p> {
 
     /// How long the next attempt may run: the policy's timeout, cut to what
     /// is left of the deadline; `None` when neither is set.
+    #[inline]
     pub(crate) fn attempt_limit(&self) -> Option<Duration> {
         let policy = self.policy;
         let left = policy
@@ -546,10 +549,11 @@ impl<'p> Engine<'p> {
     }
 
     /// The context of the next attempt.
+    #[inline]
     pub(crate) fn frame(&self) -> Frame {
         Frame {
             number: self.attempts.saturating_add(1),
-            max: self.max,
+            max: self.max(),
             start: self.start,
             key: self.key,
             calls: 0,
@@ -557,9 +561,20 @@ impl<'p> Engine<'p> {
     }
 
     /// Keeps what an attempt drew (its call's key) for the next ones.
+    #[inline]
     pub(crate) fn adopt(&mut self, frame: &Frame) {
-        if self.key.is_none() {
+        if self.key.is_empty() {
             self.key = frame.key;
+        }
+    }
+
+    /// The most attempts this call makes: the policy's `max`, or 1 for a
+    /// nested call held to one attempt.
+    const fn max(&self) -> u32 {
+        if self.nested_once {
+            1
+        } else {
+            self.policy.max_attempts()
         }
     }
 

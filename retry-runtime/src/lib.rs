@@ -107,7 +107,9 @@ pub mod __private {
         Engine, NotifyFn, RetryResult, WhenFn, always, ignore, step, step_failure, timed_out,
     };
     pub use crate::failure::Provenance;
-    pub use crate::run::{attempt, attempt_blocking, attempt_timed, sleep, sleep_blocking};
+    pub use crate::run::{
+        Attempting, attempt, attempt_blocking, attempt_timed, sleep, sleep_blocking,
+    };
     pub use crate::stats::CallStats;
     pub use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryEvent, RetryOn};
     pub use ::core::ops::ControlFlow;

@@ -9,9 +9,11 @@
 //! the same delays (for the same jitter seed).
 use std::future::Future;
 use std::ops::ControlFlow;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crate::attempt::{scoped, scoped_blocking};
+use crate::attempt::{Frame, poll_scoped, scoped_blocking};
 use crate::engine::{Engine, always, ignore};
 use crate::failure::{Failure, Provenance};
 use crate::{Classify, Elapsed, Policy, RetryEvent};
@@ -124,11 +126,15 @@ impl Policy {
     {
         let mut engine = Engine::new(self);
         loop {
-            let result = attempt(&mut engine, async { op().await }).await;
-            match engine.step(result, &mut when, &mut notify) {
+            // `op` is called inside the block, so within the attempt's
+            // context: `Attempt::current()` works in `op` itself too.
+            let result = attempt(&mut engine, pin!(async { op().await })).await;
+            let timer = match engine.step(result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
-                ControlFlow::Continue(delay) => sleep(delay).await,
-            }
+                ControlFlow::Continue(delay) if delay.is_zero() => continue,
+                ControlFlow::Continue(delay) => sleep(delay),
+            };
+            timer.await;
         }
     }
 
@@ -225,14 +231,16 @@ impl Policy {
     {
         let mut engine = Engine::new(self);
         loop {
-            let result = match attempt_timed(&mut engine, async { op().await }).await {
+            let result = match attempt_timed(&mut engine, pin!(async { op().await })).await {
                 Ok(result) => result,
                 Err(elapsed) => Err(E::from(elapsed)),
             };
-            match engine.step(result, &mut when, &mut notify) {
+            let timer = match engine.step(result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
-                ControlFlow::Continue(delay) => sleep(delay).await,
-            }
+                ControlFlow::Continue(delay) if delay.is_zero() => continue,
+                ControlFlow::Continue(delay) => sleep(delay),
+            };
+            timer.await;
         }
     }
 
@@ -269,11 +277,13 @@ impl Policy {
         let mut engine = Engine::new(self);
         let mut provenance = Provenance::new();
         loop {
-            let result = attempt(&mut engine, async { op().await }).await;
-            match step_recorded(&mut engine, &mut provenance, result) {
+            let result = attempt(&mut engine, pin!(async { op().await })).await;
+            let timer = match step_recorded(&mut engine, &mut provenance, result) {
                 ControlFlow::Break(result) => return result,
-                ControlFlow::Continue(delay) => sleep(delay).await,
-            }
+                ControlFlow::Continue(delay) if delay.is_zero() => continue,
+                ControlFlow::Continue(delay) => sleep(delay),
+            };
+            timer.await;
         }
     }
 
@@ -398,29 +408,57 @@ fn step_recorded<T, E: Classify>(
 }
 
 /// Runs one async attempt with its context set (see
-/// [`Attempt::current`](crate::Attempt::current)).
-pub async fn attempt<F: Future>(engine: &mut Engine<'_>, fut: F) -> F::Output {
-    let mut frame = engine.frame();
-    let output = scoped(&mut frame, fut).await;
-    engine.adopt(&frame);
-    output
+/// [`Attempt::current`](crate::Attempt::current)) around each poll.
+///
+/// The attempt's future is pinned by the caller (`#[retry]` pins its
+/// `async` block in the fn's own future), so it is stored once: an `async
+/// fn` taking it by value would keep a second copy, and a body holding a
+/// large buffer across an await would double the retried future's size.
+#[inline]
+pub fn attempt<'a, 'p, F: Future + ?Sized>(
+    engine: &'a mut Engine<'p>,
+    fut: Pin<&'a mut F>,
+) -> Attempting<'a, 'p, F> {
+    let frame = engine.frame();
+    Attempting { engine, frame, fut }
+}
+
+/// The future of [`attempt`]: the attempt's output, polled with its context
+/// set.
+#[derive(Debug)]
+#[must_use = "an attempt does nothing unless awaited"]
+pub struct Attempting<'a, 'p, F: ?Sized> {
+    engine: &'a mut Engine<'p>,
+    frame: Frame,
+    fut: Pin<&'a mut F>,
+}
+
+impl<F: Future + ?Sized> Future for Attempting<'_, '_, F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        let poll = poll_scoped(&mut this.frame, this.fut.as_mut(), cx);
+        // After every poll, not only the last: the key an attempt drew (and
+        // maybe sent) must be the next attempt's too, even if this one is
+        // dropped at its time limit or cancelled.
+        this.engine.adopt(&this.frame);
+        poll
+    }
 }
 
 /// Runs one async attempt with its context set, bounded by the engine's
 /// attempt limit (the timeout, cut to what is left of the deadline);
 /// `Err(Elapsed)` if it ran out. Without a limit, the same as [`attempt`].
-pub async fn attempt_timed<F: Future>(
+pub async fn attempt_timed<F: Future + ?Sized>(
     engine: &mut Engine<'_>,
-    fut: F,
+    fut: Pin<&mut F>,
 ) -> Result<F::Output, Elapsed> {
     let Some(limit) = engine.attempt_limit() else {
         return Ok(attempt(engine, fut).await);
     };
-    let mut frame = engine.frame();
-    let output = tokio::time::timeout(limit, scoped(&mut frame, fut)).await;
-    // Even from an attempt dropped at the limit: the key it drew (and maybe
-    // sent) must be the next attempt's too.
-    engine.adopt(&frame);
+    let output = tokio::time::timeout(limit, attempt(engine, fut)).await;
     output.map_err(|_| {
         engine.note_timeout();
         Elapsed::new(limit)
@@ -435,11 +473,17 @@ pub fn attempt_blocking<T>(engine: &mut Engine<'_>, f: impl FnOnce() -> T) -> T 
     output
 }
 
-/// Sleeps on tokio's clock (skipped for a zero delay).
-pub async fn sleep(delay: Duration) {
-    if !delay.is_zero() {
-        tokio::time::sleep(delay).await;
-    }
+/// The timer of a backoff on tokio's clock. The loops await it in place,
+/// so their futures hold tokio's `Sleep` and nothing beside it, and skip a
+/// zero delay, which then needs no timer (nor tokio's time driver).
+///
+/// # Panics
+///
+/// Outside a tokio runtime with the time driver enabled, as
+/// [`tokio::time::sleep`] does.
+#[inline]
+pub fn sleep(delay: Duration) -> tokio::time::Sleep {
+    tokio::time::sleep(delay)
 }
 
 /// Sleeps the thread (skipped for a zero delay).

@@ -40,13 +40,13 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
     let attempt_type = failure_attempt.as_ref().unwrap_or(return_type);
 
     let local = |name: &str| format_ident!("__tenacious_{}", name, span = Span::mixed_site());
-    let policy = local("policy");
     let engine = local("engine");
     let records = local("records");
     let result = local("result");
     let fake = local("fake");
     let output = local("output");
     let delay = local("delay");
+    let timer = local("timer");
     // The call that checks the return type, and the attempt's result in
     // it, sit on the user's return type (the callee on its first token, the
     // parentheses on its last, so the call covers all of it): a fn that
@@ -108,7 +108,7 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
     });
     // Each attempt runs inside the runtime's wrapper, which sets the
     // attempt context (`Attempt::current()`) and, with `timeout`, bounds it.
-    let (attempt, sleep) = if sig.asyncness.is_some() {
+    let (attempt, step_and_wait) = if sig.asyncness.is_some() {
         let attempt = match &args.timeout {
             Some(timeout) => {
                 // The conversion of a timeout into the user's error sits on
@@ -125,17 +125,31 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
                 timed_out_args.set_span(on_key);
                 timed_out.extend([TokenTree::Group(timed_out_args)]);
                 quote! {
-                    let #result = match #private::attempt_timed(&mut #engine, async #attempt_body).await {
+                    let #result = match #private::attempt_timed(&mut #engine, ::core::pin::pin!(async #attempt_body)).await {
                         #private::Result::Ok(#result) => #result,
                         #private::Result::Err(#elapsed) => #timed_out,
                     };
                 }
             }
             None => quote! {
-                let #result = #private::attempt(&mut #engine, async #attempt_body).await;
+                let #result = #private::attempt(&mut #engine, ::core::pin::pin!(async #attempt_body)).await;
             },
         };
-        (attempt, quote!(#private::sleep(#delay).await))
+        (
+            attempt,
+            // The step's result is gone before the timer is awaited, which
+            // happens in place: during a backoff the fn's future holds
+            // tokio's `Sleep` and nothing beside it. A zero delay needs no
+            // timer.
+            quote! {
+                let #timer = match #step #step_args {
+                    #private::ControlFlow::Break(#output) => return #output,
+                    #private::ControlFlow::Continue(#delay) if #delay.is_zero() => continue,
+                    #private::ControlFlow::Continue(#delay) => #private::sleep(#delay),
+                };
+                #timer.await;
+            },
+        )
     } else {
         (
             // A closure gives `return` and `?` in the body a scope of one
@@ -143,7 +157,12 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
             quote! {
                 let #result = #private::attempt_blocking(&mut #engine, || #attempt_body);
             },
-            quote!(#private::sleep_blocking(#delay)),
+            quote! {
+                match #step #step_args {
+                    #private::ControlFlow::Break(#output) => return #output,
+                    #private::ControlFlow::Continue(#delay) => #private::sleep_blocking(#delay),
+                }
+            },
         )
     };
     let records_decl = failure_attempt
@@ -152,9 +171,11 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
     // The fn's name keys the idempotency key of a call nested in another.
     let name = syn::LitStr::new(&sig.ident.unraw().to_string(), sig.ident.span());
 
-    // A `const` block, so the policy is still built at compile time, bound
-    // to a hygienic local: a named `const` item in the fn body would be in
-    // scope for the user's body and could capture one of its names.
+    // A `const` block, so the policy is built at compile time, borrowed in
+    // place: the borrow is promoted to a `&'static`, so the fn's future
+    // holds a pointer rather than a copy. (A named `const` item in the fn
+    // body would be in scope for the user's body and could capture one of
+    // its names.)
     let mut policy_value = policy_expr(args, &private);
     // The fn's statistics record: a `static` inside the `const` block, out
     // of the body's sight, one per fn (a generic fn's instantiations share
@@ -186,15 +207,11 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         #(#outer_attrs)*
         #(#inner_attrs)*
         #vis #sig {
-            let #policy: #private::Policy = const { #stats_item #policy_value };
-            let mut #engine = #private::Engine::named(&#policy, #name);
+            let mut #engine = #private::Engine::named(&const { #stats_item #policy_value }, #name);
             #records_decl
             loop {
                 #attempt
-                match #step #step_args {
-                    #private::ControlFlow::Break(#output) => return #output,
-                    #private::ControlFlow::Continue(#delay) => #sleep,
-                }
+                #step_and_wait
             }
         }
     }
@@ -445,7 +462,11 @@ mod tests {
             "timed_out",
             "step_failure",
             "Provenance :: new ()",
-            "Engine :: named (& __tenacious_policy , \"f\")",
+            // The policy is promoted to a `&'static`, not copied into the
+            // future.
+            "Engine :: named (& const {",
+            "} , \"f\")",
+            ":: core :: pin :: pin ! (async",
         ] {
             assert!(out.contains(part), "{part} not in {out}");
         }
@@ -562,10 +583,16 @@ mod tests {
             ),
         )
         .to_string();
-        assert!(
-            asynchronous.contains("sleep (__tenacious_delay) . await"),
-            "{asynchronous}"
-        );
+        for part in [
+            // The attempt is pinned in the fn's own future, and the timer
+            // awaited in place, after a zero delay is skipped.
+            "attempt (& mut __tenacious_engine , :: core :: pin :: pin ! (async",
+            "if __tenacious_delay . is_zero () => continue",
+            "sleep (__tenacious_delay)",
+            "__tenacious_timer . await",
+        ] {
+            assert!(asynchronous.contains(part), "{part} not in {asynchronous}");
+        }
     }
 
     #[test]
