@@ -169,6 +169,7 @@ impl<T, E: Classify> RetryResult for Result<T, E> {
 /// than spelled `Result<T, E>`, so a fn returning something else, or an
 /// error that is not `Classify`, is reported in the terms of `#[retry]`
 /// and on the user's return type.
+#[inline]
 pub fn step<R, W, N>(
     engine: &mut Engine<'_>,
     result: R,
@@ -374,6 +375,7 @@ impl<'p> Engine<'p> {
     /// `notify` is called with the error and the delay just before
     /// `Continue` is returned. A success gives the budget back what the
     /// call's last retry took, or 1 token if it did not retry.
+    #[inline]
     pub fn step<T, E, W, N>(
         &mut self,
         result: Result<T, E>,
@@ -391,12 +393,13 @@ impl<'p> Engine<'p> {
     /// [`step`](Engine::step), telling `record` about each failed attempt:
     /// its number, error, class and the delay before the next one (`None`
     /// when the call stops).
+    #[inline]
     pub(crate) fn step_recording<T, E, W, N, F>(
         &mut self,
         result: Result<T, E>,
-        mut when: W,
-        mut notify: N,
-        mut record: F,
+        when: W,
+        notify: N,
+        record: F,
     ) -> ControlFlow<Result<T, E>, Duration>
     where
         E: Classify,
@@ -404,24 +407,52 @@ impl<'p> Engine<'p> {
         N: NotifyFn<E>,
         F: FnMut(u32, &E, ErrorClass, Option<Duration>),
     {
-        self.attempts = self.attempts.saturating_add(1);
-        let error = match result {
+        match result {
             Ok(value) => {
-                if let Some(budget) = self.policy.retry_budget() {
-                    let refund = if self.last_cost > 0 {
-                        u32::from(self.last_cost)
-                    } else {
-                        RetryBudget::SUCCESS_REFUND
-                    };
-                    budget.refund(refund);
-                }
-                if let Some(stats) = self.policy.call_stats() {
-                    observe::success(stats, self.attempts);
-                }
-                return ControlFlow::Break(Ok(value));
+                self.succeeded();
+                ControlFlow::Break(Ok(value))
             }
-            Err(error) => error,
-        };
+            Err(error) => match self.failed(error, when, notify, record) {
+                ControlFlow::Break(error) => ControlFlow::Break(Err(error)),
+                ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+            },
+        }
+    }
+
+    /// The attempt succeeded. Small and inlined into every retried call:
+    /// it is the whole cost of the loop's decision on the happy path.
+    #[inline]
+    fn succeeded(&mut self) {
+        self.attempts = self.attempts.saturating_add(1);
+        if let Some(budget) = self.policy.retry_budget() {
+            let refund = if self.last_cost > 0 {
+                u32::from(self.last_cost)
+            } else {
+                RetryBudget::SUCCESS_REFUND
+            };
+            budget.refund(refund);
+        }
+        if let Some(stats) = self.policy.call_stats() {
+            observe::success(stats, self.attempts);
+        }
+    }
+
+    /// The attempt failed with `error`: `Break(error)` to return it,
+    /// `Continue(delay)` to retry after `delay`.
+    fn failed<E, W, N, F>(
+        &mut self,
+        error: E,
+        mut when: W,
+        mut notify: N,
+        mut record: F,
+    ) -> ControlFlow<E, Duration>
+    where
+        E: Classify,
+        W: WhenFn<E>,
+        N: NotifyFn<E>,
+        F: FnMut(u32, &E, ErrorClass, Option<Duration>),
+    {
+        self.attempts = self.attempts.saturating_add(1);
         if self.start.is_none() {
             self.start = Some(Instant::now());
         }
@@ -444,7 +475,7 @@ impl<'p> Engine<'p> {
             Decision::Stop(reason) => {
                 self.stop = Some(reason);
                 record(self.attempts, &error, class, None);
-                ControlFlow::Break(Err(error))
+                ControlFlow::Break(error)
             }
             Decision::Retry(delay) => {
                 record(self.attempts, &error, class, Some(delay));
