@@ -1,0 +1,376 @@
+//! What the retry loop costs on top of the call it wraps, against the crates
+//! users would pick instead: backon 1.x and tokio-retry2.
+//!
+//! ```sh
+//! cargo bench --bench overhead -- --measurement-time 3 --warm-up-time 1
+//! ```
+//!
+//! Every variant runs the same body: the local work of a tool call (check
+//! the arguments, hash them into a cache key), small enough that any cost of
+//! the loop shows, with its input and output behind `black_box`. The groups:
+//!
+//! - `happy_async`, `happy_sync`: the first attempt succeeds;
+//! - `two_retries_async`, `two_retries_sync`: two transient failures, then a
+//!   success. `#[retry]` cannot be told to wait zero (`base` must be
+//!   positive), so it and one variant of each peer wait 1 ns then 2 ns;
+//!   `Policy` and the other peer variants wait zero. A nonzero wait is a
+//!   real timer (tokio's, on a paused clock so nothing waits in wall time;
+//!   a `nanosleep` for the sync loops), which dominates those rows.
+//!
+//! Async variants run on one current-thread runtime with a paused clock,
+//! all inside criterion's single `block_on` per sample, so the harness is
+//! the same for each. The sizes of the futures are printed first.
+//!
+//! The workspace's dev-dependencies turn on the runtime's `tracing` and
+//! `metrics` features, so `#[retry]` fns here also ask whether a subscriber
+//! listens and hand their counts to the (absent, hence no-op) recorder on
+//! every call; a build with the default features does neither.
+use std::cell::Cell;
+use std::hint::black_box;
+use std::mem::size_of_val;
+use std::time::Duration;
+
+use backon::{BlockingRetryable, ExponentialBuilder, Retryable};
+use criterion::{BenchmarkId, Criterion};
+use tenacious::{Classify, ErrorClass, Jitter, Policy, retry};
+use tokio::runtime::Runtime;
+use tokio_retry2::strategy::{ExponentialFactorBackoff, FixedInterval, LinearBackoff};
+use tokio_retry2::{Retry, RetryError};
+
+/// A tool call's arguments, as a model would send them.
+const ARGS: &str = r#"{"query":"rust retry","limit":10}"#;
+
+#[derive(Debug, Classify)]
+enum ToolError {
+    #[classify(transient)]
+    Timeout,
+    #[classify(invalid)]
+    BadArguments,
+}
+
+/// The call's own work: reject empty arguments, FNV-1a hash the rest.
+#[inline]
+fn cache_key(args: &str) -> Result<u64, ToolError> {
+    if args.is_empty() {
+        return Err(ToolError::BadArguments);
+    }
+    Ok(args.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    }))
+}
+
+/// Fails with `Timeout` while `failures` is above zero, counting it down.
+#[inline]
+fn flaky_key(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
+    let left = failures.get();
+    if left > 0 {
+        failures.set(left - 1);
+        return Err(ToolError::Timeout);
+    }
+    cache_key(args)
+}
+
+fn retryable(error: &ToolError) -> bool {
+    matches!(
+        error.classify(),
+        ErrorClass::Transient | ErrorClass::RateLimited
+    )
+}
+
+/// tokio-retry2 wants the retry decision in the error itself.
+fn for_tokio_retry2<T>(result: Result<T, ToolError>) -> Result<T, RetryError<ToolError>> {
+    result.map_err(|error| {
+        if retryable(&error) {
+            RetryError::transient(error)
+        } else {
+            RetryError::permanent(error)
+        }
+    })
+}
+
+// The async fns under test. `#[retry]` keeps its defaults on the happy path
+// (3 attempts, 200 ms base, full jitter).
+
+async fn plain(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+#[retry]
+async fn retried(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+async fn flaky(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
+    flaky_key(args, failures)
+}
+
+#[retry(max = 3, base = "1ns", jitter = "none")]
+async fn flaky_retried(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
+    flaky_key(args, failures)
+}
+
+fn plain_sync(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+#[retry]
+fn retried_sync(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+#[retry(max = 3, base = "1ns", jitter = "none")]
+fn flaky_retried_sync(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
+    flaky_key(args, failures)
+}
+
+/// The `#[retry]` defaults, as a `Policy`.
+const POLICY: Policy = Policy::new();
+/// Three attempts without waiting, and without jitter (as backon's
+/// default and `flaky_retried`).
+const POLICY_ZERO: Policy = Policy::new().base(Duration::ZERO).jitter(Jitter::None);
+
+/// backon's defaults (3 retries, exponential from 1 s, no jitter).
+fn backon_default() -> ExponentialBuilder {
+    ExponentialBuilder::default()
+}
+
+/// Two retries, waiting 1 ns then 2 ns (or zero), as `flaky_retried`.
+fn backon_two(min_delay: Duration) -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_min_delay(min_delay)
+        .with_max_times(2)
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime")
+}
+
+fn happy_async(c: &mut Criterion, rt: &Runtime) {
+    let mut group = c.benchmark_group("happy_async");
+    group.bench_function("plain", |b| {
+        b.to_async(rt)
+            .iter(|| async { black_box(plain(black_box(ARGS)).await) });
+    });
+    group.bench_function("#[retry]", |b| {
+        b.to_async(rt)
+            .iter(|| async { black_box(retried(black_box(ARGS)).await) });
+    });
+    group.bench_function("Policy::retry", |b| {
+        b.to_async(rt).iter(|| async {
+            let args = black_box(ARGS);
+            black_box(POLICY.retry(|| plain(args)).await)
+        });
+    });
+    group.bench_function("backon", |b| {
+        b.to_async(rt).iter(|| async {
+            let args = black_box(ARGS);
+            black_box(
+                (|| plain(args))
+                    .retry(backon_default())
+                    .when(retryable)
+                    .await,
+            )
+        });
+    });
+    group.bench_function("tokio-retry2", |b| {
+        b.to_async(rt).iter(|| async {
+            let args = black_box(ARGS);
+            let strategy = ExponentialFactorBackoff::from_millis(200, 2.0).take(2);
+            black_box(
+                Retry::spawn(strategy, || async { for_tokio_retry2(plain(args).await) }).await,
+            )
+        });
+    });
+    group.finish();
+}
+
+fn two_retries_async(c: &mut Criterion, rt: &Runtime) {
+    let mut group = c.benchmark_group("two_retries_async");
+    let failures = Cell::new(0);
+    group.bench_function("hand-written loop", |b| {
+        b.to_async(rt).iter(|| async {
+            failures.set(2);
+            let args = black_box(ARGS);
+            let mut result = flaky(args, &failures).await;
+            for _ in 1..3 {
+                match &result {
+                    Err(error) if retryable(error) => result = flaky(args, &failures).await,
+                    _ => break,
+                }
+            }
+            black_box(result)
+        });
+    });
+    group.bench_function(BenchmarkId::new("#[retry]", "1ns"), |b| {
+        b.to_async(rt).iter(|| async {
+            failures.set(2);
+            black_box(flaky_retried(black_box(ARGS), &failures).await)
+        });
+    });
+    for (name, delay) in [("1ns", Duration::from_nanos(1)), ("zero", Duration::ZERO)] {
+        group.bench_function(BenchmarkId::new("backon", name), |b| {
+            b.to_async(rt).iter(|| async {
+                failures.set(2);
+                let args = black_box(ARGS);
+                black_box(
+                    (|| flaky(args, &failures))
+                        .retry(backon_two(delay))
+                        .when(retryable)
+                        .await,
+                )
+            });
+        });
+    }
+    group.bench_function(BenchmarkId::new("tokio-retry2", "1ns"), |b| {
+        b.to_async(rt).iter(|| async {
+            failures.set(2);
+            let args = black_box(ARGS);
+            let strategy = LinearBackoff::new(Duration::from_nanos(1)).take(2);
+            black_box(
+                Retry::spawn(strategy, || async {
+                    for_tokio_retry2(flaky(args, &failures).await)
+                })
+                .await,
+            )
+        });
+    });
+    group.bench_function(BenchmarkId::new("tokio-retry2", "zero"), |b| {
+        b.to_async(rt).iter(|| async {
+            failures.set(2);
+            let args = black_box(ARGS);
+            let strategy = FixedInterval::new(Duration::ZERO).take(2);
+            black_box(
+                Retry::spawn(strategy, || async {
+                    for_tokio_retry2(flaky(args, &failures).await)
+                })
+                .await,
+            )
+        });
+    });
+    group.bench_function(BenchmarkId::new("Policy::retry", "zero"), |b| {
+        b.to_async(rt).iter(|| async {
+            failures.set(2);
+            let args = black_box(ARGS);
+            black_box(POLICY_ZERO.retry(|| flaky(args, &failures)).await)
+        });
+    });
+    group.finish();
+}
+
+fn happy_sync(c: &mut Criterion) {
+    let mut group = c.benchmark_group("happy_sync");
+    group.bench_function("plain", |b| {
+        b.iter(|| plain_sync(black_box(ARGS)));
+    });
+    group.bench_function("#[retry]", |b| {
+        b.iter(|| retried_sync(black_box(ARGS)));
+    });
+    group.bench_function("Policy::retry_blocking", |b| {
+        b.iter(|| {
+            let args = black_box(ARGS);
+            POLICY.retry_blocking(|| plain_sync(args))
+        });
+    });
+    group.bench_function("backon", |b| {
+        b.iter(|| {
+            let args = black_box(ARGS);
+            (|| plain_sync(args))
+                .retry(backon_default())
+                .when(retryable)
+                .call()
+        });
+    });
+    group.finish();
+}
+
+fn two_retries_sync(c: &mut Criterion) {
+    let mut group = c.benchmark_group("two_retries_sync");
+    let failures = Cell::new(0);
+    group.bench_function("hand-written loop", |b| {
+        b.iter(|| {
+            failures.set(2);
+            let args = black_box(ARGS);
+            let mut result = flaky_key(args, &failures);
+            for _ in 1..3 {
+                match &result {
+                    Err(error) if retryable(error) => result = flaky_key(args, &failures),
+                    _ => break,
+                }
+            }
+            result
+        });
+    });
+    group.bench_function(BenchmarkId::new("#[retry]", "1ns"), |b| {
+        b.iter(|| {
+            failures.set(2);
+            flaky_retried_sync(black_box(ARGS), &failures)
+        });
+    });
+    for (name, delay) in [("1ns", Duration::from_nanos(1)), ("zero", Duration::ZERO)] {
+        group.bench_function(BenchmarkId::new("backon", name), |b| {
+            b.iter(|| {
+                failures.set(2);
+                let args = black_box(ARGS);
+                (|| flaky_key(args, &failures))
+                    .retry(backon_two(delay))
+                    .when(retryable)
+                    .call()
+            });
+        });
+    }
+    group.bench_function(BenchmarkId::new("Policy::retry_blocking", "zero"), |b| {
+        b.iter(|| {
+            failures.set(2);
+            let args = black_box(ARGS);
+            POLICY_ZERO.retry_blocking(|| flaky_key(args, &failures))
+        });
+    });
+    group.finish();
+}
+
+/// The size of each variant's future, unpolled: what a caller stores
+/// inline wherever it awaits, spawns or boxes the call.
+fn print_future_sizes() {
+    let args = ARGS;
+    let failures = Cell::new(0);
+    let sizes = [
+        ("plain async fn", size_of_val(&plain(args))),
+        ("#[retry]", size_of_val(&retried(args))),
+        ("Policy::retry", size_of_val(&POLICY.retry(|| plain(args)))),
+        (
+            "backon",
+            size_of_val(&(|| plain(args)).retry(backon_default()).when(retryable)),
+        ),
+        (
+            "tokio-retry2",
+            size_of_val(&Retry::spawn(
+                ExponentialFactorBackoff::from_millis(200, 2.0).take(2),
+                || async { for_tokio_retry2(plain(args).await) },
+            )),
+        ),
+        (
+            "#[retry] (two-retry fn)",
+            size_of_val(&flaky_retried(args, &failures)),
+        ),
+        ("tokio::time::Sleep", size_of::<tokio::time::Sleep>()),
+    ];
+    println!("future sizes (bytes, unpolled):");
+    for (name, size) in sizes {
+        println!("  {name:<26} {size:>5}");
+    }
+}
+
+fn main() {
+    print_future_sizes();
+    let rt = runtime();
+    let mut c = Criterion::default().configure_from_args();
+    happy_async(&mut c, &rt);
+    two_retries_async(&mut c, &rt);
+    happy_sync(&mut c);
+    two_retries_sync(&mut c);
+    c.final_summary();
+}
