@@ -9,8 +9,10 @@
 use std::cell::Cell;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::num::NonZeroU64;
 use std::pin::Pin;
+use std::ptr;
 use std::str::FromStr;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -241,31 +243,24 @@ impl FromStr for IdempotencyKey {
 pub struct Attempt {
     number: u32,
     max: u32,
-    start: Option<Instant>,
+    start: Instant,
     key: IdempotencyKey,
 }
 
 impl Attempt {
     /// The attempt running on this thread (or in this task), if any.
     ///
-    /// Cheap: one thread-local read; the first call in a logical call draws
-    /// its key.
+    /// Cheap: one thread-local read. The first call in a logical call draws
+    /// its key and, unless a `deadline` or `timeout` started it already,
+    /// starts its clock (see [`elapsed`](Attempt::elapsed)).
     #[must_use]
     pub fn current() -> Option<Self> {
-        CURRENT
-            .try_with(|cell| {
-                let mut frame = cell.get()?;
-                let key = frame.key();
-                cell.set(Some(frame));
-                Some(Self {
-                    number: frame.number,
-                    max: frame.max,
-                    start: frame.start,
-                    key,
-                })
-            })
-            .ok()
-            .flatten()
+        with_current(|frame| Self {
+            number: frame.number,
+            max: frame.max,
+            start: *frame.start.get_or_insert_with(Instant::now),
+            key: frame.key(),
+        })
     }
 
     /// This attempt's number, 1 for the first.
@@ -285,13 +280,34 @@ impl Attempt {
     /// called, on tokio's clock (so it follows a paused test clock).
     ///
     /// With a `deadline` or a `timeout` the clock starts when the first
-    /// attempt does. Without either, the retry loop reads no clock on the
-    /// happy path: the clock starts when the first attempt fails, so this is
-    /// zero during the first attempt and leaves out the first attempt's own
-    /// run time afterwards.
+    /// attempt does. Without either, the retry loop reads no clock of its
+    /// own, on the happy path or between attempts: the clock starts the
+    /// first time an attempt of the call asks for [`Attempt::current`], so a
+    /// body that asks as it begins measures from its first attempt's start.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tenacious_runtime::{Attempt, Policy};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let mut seen = Vec::new();
+    /// let _ = Policy::new()
+    ///     .base(Duration::from_secs(1))
+    ///     .jitter(tenacious_runtime::Jitter::None)
+    ///     .retry(|| {
+    ///         seen.push(Attempt::current().unwrap().elapsed());
+    ///         async { Err::<(), _>(io::Error::from(io::ErrorKind::TimedOut)) }
+    ///     })
+    ///     .await;
+    /// // Waited 1 s, then 2 s, on the paused clock.
+    /// assert_eq!(seen, [Duration::ZERO, Duration::from_secs(1), Duration::from_secs(3)]);
+    /// # }
+    /// ```
     #[must_use]
     pub fn elapsed(&self) -> Duration {
-        self.start.map_or(Duration::ZERO, |start| start.elapsed())
+        self.start.elapsed()
     }
 
     /// The key every attempt of this logical call shares.
@@ -301,26 +317,29 @@ impl Attempt {
     }
 }
 
-/// What the thread-local holds while an attempt runs.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Frame {
+/// The context of a running attempt: its number and limit, and the parts
+/// of its call's engine an attempt may change (the clock, once read, and
+/// the key, once drawn), borrowed, so they land in the engine at once.
+/// Made afresh for each attempt, beside its future; the thread-local points
+/// at it while the attempt runs.
+#[derive(Debug)]
+pub(crate) struct Frame<'e> {
     pub(crate) number: u32,
     pub(crate) max: u32,
-    pub(crate) start: Option<Instant>,
-    /// Drawn on first use, then handed back to the engine for the next
-    /// attempts.
-    pub(crate) key: KeySlot,
     /// Retried calls this attempt has started, for their keys.
     pub(crate) calls: u32,
+    pub(crate) start: &'e mut Option<Instant>,
+    pub(crate) key: &'e mut KeySlot,
 }
 
-impl Frame {
+impl Frame<'_> {
+    /// The call's key, drawn now if none was yet.
     fn key(&mut self) -> IdempotencyKey {
         if let Some(key) = self.key.get() {
             return key;
         }
         let key = IdempotencyKey::random();
-        self.key = KeySlot::holding(Some(key));
+        *self.key = KeySlot::holding(Some(key));
         key
     }
 }
@@ -349,17 +368,30 @@ impl KeySlot {
         self.0
             .map(|(high, low)| IdempotencyKey((u128::from(high.get()) << 64) | u128::from(low)))
     }
-
-    #[inline]
-    pub(crate) const fn is_empty(self) -> bool {
-        self.0.is_none()
-    }
 }
 
 thread_local! {
-    // A `Cell` of a `Copy` type without drop glue: no destructor to
-    // register and no heap, so setting it never allocates.
-    static CURRENT: Cell<Option<Frame>> = const { Cell::new(None) };
+    // The frame of the attempt running on this thread, or null. Only a
+    // `Scope` sets it, to a frame borrowed for the scope's whole life, and
+    // puts back what was there when it ends, unwinding included.
+    // (The lifetimes are erased: `with_current` lends the frame out under
+    // lifetimes of its own.)
+    static CURRENT: Cell<*mut Frame<'static>> = const { Cell::new(ptr::null_mut()) };
+}
+
+/// Runs `f` on the running attempt's frame, if an attempt runs on this
+/// thread.
+#[inline]
+#[allow(unsafe_code)]
+fn with_current<T>(f: impl FnOnce(&mut Frame<'_>) -> T) -> Option<T> {
+    let frame = CURRENT.try_with(Cell::get).ok()?.cast::<Frame<'_>>();
+    // SAFETY: a non-null pointer was set by a live `Scope`, whose frame is
+    // mutably borrowed, and touched by nothing else, while the scope lasts
+    // (see `Scope`), and its lifetimes outlive the scope. `f` takes the
+    // frame under lifetimes of its own, so it cannot keep a borrow past its
+    // return, and cannot reach the thread-local's pointer, so this is the
+    // only reference to the frame while it runs.
+    unsafe { frame.as_mut() }.map(f)
 }
 
 /// If a retried call is running on this thread, counts a new call started
@@ -367,77 +399,65 @@ thread_local! {
 #[inline]
 pub(crate) fn enter_nested(name: &str) -> Option<IdempotencyKey> {
     // Outside any attempt (the common case) this is one thread-local read.
-    let frame = CURRENT.try_with(Cell::get).ok()??;
-    Some(nested_key(frame, name))
+    with_current(|frame| nested_key(frame, name))
 }
 
 #[cold]
-fn nested_key(mut frame: Frame, name: &str) -> IdempotencyKey {
+fn nested_key(frame: &mut Frame<'_>, name: &str) -> IdempotencyKey {
     let ordinal = frame.calls;
     frame.calls = frame.calls.saturating_add(1);
-    let key = frame.key().child(name, ordinal);
-    let _ = CURRENT.try_with(|cell| cell.set(Some(frame)));
-    key
+    frame.key().child(name, ordinal)
 }
 
-/// Sets this thread's frame until [`leave`](Scope::leave) or drop (so a
-/// panicking attempt does not leave its frame behind).
-struct Scope {
-    prev: Option<Frame>,
-    active: bool,
+/// Points this thread's context at a frame until the scope ends, then
+/// restores the one before (so attempts nest, and a panicking attempt does
+/// not leave its frame behind).
+struct Scope<'f, 'e> {
+    prev: *mut Frame<'static>,
+    frame: PhantomData<&'f mut Frame<'e>>,
 }
 
-impl Scope {
+impl<'f, 'e> Scope<'f, 'e> {
+    /// Sets `frame` as the running attempt's. The scope holds the frame's
+    /// mutable borrow, so nothing else touches it until the scope ends.
     #[inline]
-    fn enter(frame: Frame) -> Self {
-        let prev = CURRENT.try_with(|c| c.replace(Some(frame))).ok().flatten();
-        Self { prev, active: true }
-    }
-
-    /// Restores the previous frame and returns this one as the attempt left
-    /// it (`entered` if the thread-local is gone).
-    #[inline]
-    fn leave(mut self, entered: Frame) -> Frame {
-        self.active = false;
-        CURRENT
-            .try_with(|c| c.replace(self.prev))
-            .ok()
-            .flatten()
-            .unwrap_or(entered)
-    }
-}
-
-impl Drop for Scope {
-    #[inline]
-    fn drop(&mut self) {
-        if self.active {
-            let _ = CURRENT.try_with(|c| c.set(self.prev));
+    fn enter(frame: &'f mut Frame<'e>) -> Self {
+        let frame = ptr::from_mut(frame).cast::<Frame<'static>>();
+        let prev = CURRENT
+            .try_with(|current| current.replace(frame))
+            .unwrap_or(ptr::null_mut());
+        Self {
+            prev,
+            frame: PhantomData,
         }
     }
 }
 
-/// Runs `f` with `frame` as the current attempt; `frame` comes back updated.
-#[inline]
-pub(crate) fn scoped_blocking<T>(frame: &mut Frame, f: impl FnOnce() -> T) -> T {
-    let scope = Scope::enter(*frame);
-    let out = f();
-    *frame = scope.leave(*frame);
-    out
+impl Drop for Scope<'_, '_> {
+    #[inline]
+    fn drop(&mut self) {
+        let _ = CURRENT.try_with(|current| current.set(self.prev));
+    }
 }
 
-/// Polls `fut` once with `frame` as the current attempt; `frame` comes back
-/// updated, so a key drawn by an attempt that is then dropped (timed out,
-/// cancelled) is kept.
+/// Runs `f` with `frame` as the running attempt's frame.
+#[inline]
+pub(crate) fn scoped_blocking<T>(frame: &mut Frame<'_>, f: impl FnOnce() -> T) -> T {
+    let _scope = Scope::enter(frame);
+    f()
+}
+
+/// Polls `fut` once with `frame` as the running attempt's frame, so a key
+/// drawn by an attempt that is then dropped (timed out, cancelled) stays
+/// the call's.
 #[inline]
 pub(crate) fn poll_scoped<F: Future + ?Sized>(
-    frame: &mut Frame,
+    frame: &mut Frame<'_>,
     fut: Pin<&mut F>,
     cx: &mut Context<'_>,
 ) -> Poll<F::Output> {
-    let scope = Scope::enter(*frame);
-    let poll = fut.poll(cx);
-    *frame = scope.leave(*frame);
-    poll
+    let _scope = Scope::enter(frame);
+    fut.poll(cx)
 }
 
 #[cfg(test)]
@@ -517,51 +537,53 @@ mod tests {
         );
     }
 
+    use crate::engine::Engine;
+
+    const POLICY: crate::Policy = crate::Policy::new();
+
     #[test]
     fn the_frame_is_restored_after_a_panicking_attempt() {
-        let mut frame = Frame {
-            number: 1,
-            max: 1,
-            start: None,
-            key: KeySlot::holding(None),
-            calls: 0,
-        };
-        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            scoped_blocking(&mut frame, || {
-                assert!(Attempt::current().is_some());
-                panic!("attempt panicked");
-            })
-        }));
-        assert!(unwound.is_err());
+        let mut outer = Engine::new(&POLICY);
+        scoped_blocking(&mut outer.frame(), || {
+            let outer_key = Attempt::current().unwrap().idempotency_key();
+            let mut inner = Engine::new(&POLICY);
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                scoped_blocking(&mut inner.frame(), || {
+                    assert!(Attempt::current().is_some());
+                    panic!("attempt panicked");
+                })
+            }));
+            assert!(unwound.is_err());
+            assert_eq!(
+                Attempt::current().map(|a| a.idempotency_key()),
+                Some(outer_key),
+                "the outer frame is back"
+            );
+        });
         assert!(Attempt::current().is_none());
     }
 
     #[test]
     fn frames_nest_and_unnest() {
-        let outer = Frame {
-            number: 2,
-            max: 3,
-            start: None,
-            key: KeySlot::holding(None),
-            calls: 0,
-        };
-        let mut frame = outer;
+        let mut outer = Engine::new(&POLICY);
+        let mut frame = outer.frame();
+        let mut nested = Vec::new();
         scoped_blocking(&mut frame, || {
-            let key = enter_nested("inner").unwrap();
-            let mut inner = Frame {
-                number: 1,
-                max: 1,
-                start: None,
-                key: KeySlot::holding(Some(key)),
-                calls: 0,
-            };
-            scoped_blocking(&mut inner, || {
-                assert_eq!(Attempt::current().unwrap().idempotency_key(), key);
+            let mut inner = Engine::named(&POLICY, "inner");
+            scoped_blocking(&mut inner.frame(), || {
+                let attempt = Attempt::current().unwrap();
+                nested.push(attempt.idempotency_key());
+                assert_eq!((attempt.number(), attempt.max()), (1, 1));
             });
-            assert_eq!(Attempt::current().unwrap().number(), 2);
+            nested.push(enter_nested("inner").unwrap());
+            let attempt = Attempt::current().unwrap();
+            assert_eq!((attempt.number(), attempt.max()), (1, 3));
         });
-        assert_eq!(frame.calls, 1);
-        assert!(!frame.key.is_empty(), "the nested call drew the outer key");
+        assert_eq!(frame.calls, 2);
+        assert_ne!(nested[0], nested[1], "the second call has its own key");
+        let drawn = outer.frame().key();
+        assert_eq!(nested[0], drawn.child("inner", 0));
+        assert_eq!(nested[1], drawn.child("inner", 1));
         assert!(Attempt::current().is_none());
     }
 }

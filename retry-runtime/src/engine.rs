@@ -223,12 +223,14 @@ where
 }
 
 /// The error a timed-out attempt of a `#[retry(timeout = "...")]` fn
-/// becomes: `E::from(elapsed)`.
-pub fn timed_out<R>(elapsed: Elapsed) -> R
+/// becomes: `E::from(elapsed)`. Tells `engine`, so the retry after it
+/// costs the budget what a timed-out attempt's does.
+pub fn timed_out<R>(engine: &mut Engine<'_>, elapsed: Elapsed) -> R
 where
     R: RetryResult,
     R::Error: From<Elapsed>,
 {
+    engine.note_timeout();
     R::from_result(Err(R::Error::from(elapsed)))
 }
 
@@ -282,7 +284,8 @@ enum Decision {
 /// the policy has a deadline or a timeout, or (feature `tracing`) the call
 /// has a statistics record and a subscriber listens to the `tenacious`
 /// target, so the events' `elapsed_ms` counts from the call's start;
-/// otherwise first when an attempt fails.
+/// otherwise never (an attempt's [`Attempt::elapsed`](crate::Attempt::elapsed)
+/// starts the clock when first asked).
 ///
 /// With a statistics record ([`Policy::stats`]) it reports each call's
 /// outcome there (and to `tracing` and `metrics` with those features), so
@@ -303,7 +306,8 @@ pub struct Engine<'p> {
     last_cost: u8,
     /// The last backoff drawn, in nanoseconds, for decorrelated jitter.
     prev: u64,
-    /// When the call started (see the type's docs for when it is read).
+    /// When the call's clock started (see the type's docs for when it is
+    /// read).
     start: Option<Instant>,
     /// The call's idempotency key, once drawn (a nested call's is derived
     /// at once).
@@ -419,11 +423,27 @@ impl<'p> Engine<'p> {
         }
     }
 
-    /// The attempt succeeded. Small and inlined into every retried call:
-    /// it is the whole cost of the loop's decision on the happy path.
+    /// The attempt succeeded. Inlined into every retried call, so kept to
+    /// what a first-attempt success without a budget needs: a count of the
+    /// attempt and one counter of the statistics record; the rest is out of
+    /// line, so the call's own code stays small enough to be inlined in
+    /// turn.
     #[inline]
     fn succeeded(&mut self) {
         self.attempts = self.attempts.saturating_add(1);
+        let policy = self.policy;
+        if self.attempts == 1 && policy.retry_budget().is_none() {
+            if let Some(stats) = policy.call_stats() {
+                observe::clean_success(stats);
+            }
+        } else {
+            self.succeeded_otherwise();
+        }
+    }
+
+    /// A success after retries, or under a budget.
+    #[inline(never)]
+    fn succeeded_otherwise(&mut self) {
         if let Some(budget) = self.policy.retry_budget() {
             let refund = if self.last_cost > 0 {
                 u32::from(self.last_cost)
@@ -453,9 +473,6 @@ impl<'p> Engine<'p> {
         F: FnMut(u32, &E, ErrorClass, Option<Duration>),
     {
         self.attempts = self.attempts.saturating_add(1);
-        if self.start.is_none() {
-            self.start = Some(Instant::now());
-        }
         let class = error.classify();
         let decision = self.decide(&error, class, &mut when);
         if let Some(stats) = self.policy.call_stats() {
@@ -579,27 +596,15 @@ impl<'p> Engine<'p> {
         self.timed_out = true;
     }
 
-    /// The context of the next attempt.
+    /// The context of the next attempt (see [`Attempt`](crate::Attempt)).
     #[inline]
-    pub(crate) fn frame(&self) -> Frame {
+    pub(crate) fn frame(&mut self) -> Frame<'_> {
         Frame {
             number: self.attempts.saturating_add(1),
             max: self.max(),
-            start: self.start,
-            key: self.key,
             calls: 0,
-        }
-    }
-
-    /// Keeps what an attempt drew (its call's key) for the next ones.
-    #[inline]
-    pub(crate) fn adopt(&mut self, frame: &Frame) {
-        // Copied only once drawn, so the happy path writes nothing here: a
-        // 16-byte load of the frame the thread-local just wrote back in
-        // narrower stores stalls on store forwarding, which showed in
-        // profiles of the async happy path.
-        if self.key.is_empty() && !frame.key.is_empty() {
-            self.key = frame.key;
+            start: &mut self.start,
+            key: &mut self.key,
         }
     }
 

@@ -65,7 +65,8 @@
 //! never less; a hint longer than `max_retry_after` ends retrying at once.
 //! Tests make the jitter repeatable with [`seed_jitter`].
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+// One audited block: the attempt context's pointer (see `attempt.rs`).
+#![deny(unsafe_code)]
 
 #[cfg(feature = "agent")]
 pub mod agent;
@@ -108,7 +109,8 @@ pub mod __private {
     };
     pub use crate::failure::Provenance;
     pub use crate::run::{
-        Attempting, attempt, attempt_blocking, attempt_timed, sleep, sleep_blocking,
+        Attempting, AttemptingTimed, attempt, attempt_blocking, attempt_timed, sleep,
+        sleep_blocking,
     };
     pub use crate::stats::CallStats;
     pub use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryEvent, RetryOn};

@@ -9,9 +9,11 @@
 //! the same delays (for the same jitter seed).
 use std::future::Future;
 use std::ops::ControlFlow;
-use std::pin::{Pin, pin};
+use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
+
+use pin_project_lite::pin_project;
 
 use crate::attempt::{Frame, poll_scoped, scoped_blocking};
 use crate::engine::{Engine, always, ignore};
@@ -128,7 +130,7 @@ impl Policy {
         loop {
             // `op` is called inside the block, so within the attempt's
             // context: `Attempt::current()` works in `op` itself too.
-            let result = attempt(&mut engine, pin!(async { op().await })).await;
+            let result = attempt(&mut engine, async { op().await }).await;
             let timer = match engine.step(result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
                 ControlFlow::Continue(delay) if delay.is_zero() => continue,
@@ -231,9 +233,12 @@ impl Policy {
     {
         let mut engine = Engine::new(self);
         loop {
-            let result = match attempt_timed(&mut engine, pin!(async { op().await })).await {
+            let result = match attempt_timed(&mut engine, async { op().await }).await {
                 Ok(result) => result,
-                Err(elapsed) => Err(E::from(elapsed)),
+                Err(elapsed) => {
+                    engine.note_timeout();
+                    Err(E::from(elapsed))
+                }
             };
             let timer = match engine.step(result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
@@ -277,7 +282,7 @@ impl Policy {
         let mut engine = Engine::new(self);
         let mut provenance = Provenance::new();
         loop {
-            let result = attempt(&mut engine, pin!(async { op().await })).await;
+            let result = attempt(&mut engine, async { op().await }).await;
             let timer = match step_recorded(&mut engine, &mut provenance, result) {
                 ControlFlow::Break(result) => return result,
                 ControlFlow::Continue(delay) if delay.is_zero() => continue,
@@ -410,67 +415,107 @@ fn step_recorded<T, E: Classify>(
 /// Runs one async attempt with its context set (see
 /// [`Attempt::current`](crate::Attempt::current)) around each poll.
 ///
-/// The attempt's future is pinned by the caller (`#[retry]` pins its
-/// `async` block in the fn's own future), so it is stored once: an `async
-/// fn` taking it by value would keep a second copy, and a body holding a
-/// large buffer across an await would double the retried future's size.
+/// The attempt's future moves into the returned one, which the loop awaits
+/// in place: the retried fn's own future holds it once, beside the engine,
+/// and builds it where it stays, so starting an attempt copies nothing but
+/// what the body captures.
 #[inline]
-pub fn attempt<'a, 'p, F: Future + ?Sized>(
-    engine: &'a mut Engine<'p>,
-    fut: Pin<&'a mut F>,
-) -> Attempting<'a, 'p, F> {
-    let frame = engine.frame();
-    Attempting { engine, frame, fut }
+pub fn attempt<'a, F: Future>(engine: &'a mut Engine<'_>, fut: F) -> Attempting<'a, F> {
+    Attempting {
+        frame: engine.frame(),
+        fut,
+    }
 }
 
-/// The future of [`attempt`]: the attempt's output, polled with its context
-/// set.
-#[derive(Debug)]
-#[must_use = "an attempt does nothing unless awaited"]
-pub struct Attempting<'a, 'p, F: ?Sized> {
-    engine: &'a mut Engine<'p>,
-    frame: Frame,
-    fut: Pin<&'a mut F>,
+pin_project! {
+    /// The future of [`attempt`]: the attempt's output, polled with its
+    /// context set.
+    #[derive(Debug)]
+    #[must_use = "an attempt does nothing unless awaited"]
+    pub struct Attempting<'a, F> {
+        frame: Frame<'a>,
+        #[pin]
+        fut: F,
+    }
 }
 
-impl<F: Future + ?Sized> Future for Attempting<'_, '_, F> {
+impl<F: Future> Future for Attempting<'_, F> {
     type Output = F::Output;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.get_mut();
-        let poll = poll_scoped(&mut this.frame, this.fut.as_mut(), cx);
-        // After every poll, not only the last: the key an attempt drew (and
-        // maybe sent) must be the next attempt's too, even if this one is
-        // dropped at its time limit or cancelled.
-        this.engine.adopt(&this.frame);
-        poll
+        let this = self.project();
+        // Around every poll, not only the last: the key an attempt draws
+        // (and maybe sends) lands in the engine at once, so it is the next
+        // attempt's too even if this one is dropped at its time limit or
+        // cancelled.
+        poll_scoped(this.frame, this.fut, cx)
     }
 }
 
 /// Runs one async attempt with its context set, bounded by the engine's
 /// attempt limit (the timeout, cut to what is left of the deadline);
 /// `Err(Elapsed)` if it ran out. Without a limit, the same as [`attempt`].
-pub async fn attempt_timed<F: Future + ?Sized>(
-    engine: &mut Engine<'_>,
-    fut: Pin<&mut F>,
-) -> Result<F::Output, Elapsed> {
-    let Some(limit) = engine.attempt_limit() else {
-        return Ok(attempt(engine, fut).await);
-    };
-    let output = tokio::time::timeout(limit, attempt(engine, fut)).await;
-    output.map_err(|_| {
-        engine.note_timeout();
-        Elapsed::new(limit)
-    })
+///
+/// The caller tells the engine of a timeout (the next retry costs the
+/// budget more): [`timed_out`](crate::engine::timed_out) does for
+/// `#[retry]`.
+#[inline]
+pub fn attempt_timed<'a, F: Future>(engine: &'a mut Engine<'_>, fut: F) -> AttemptingTimed<'a, F> {
+    match engine.attempt_limit() {
+        None => AttemptingTimed::Unlimited {
+            attempt: attempt(engine, fut),
+        },
+        Some(limit) => AttemptingTimed::Limited {
+            attempt: tokio::time::timeout(limit, attempt(engine, fut)),
+            limit,
+        },
+    }
+}
+
+pin_project! {
+    /// The future of [`attempt_timed`]: the attempt, bounded by its time
+    /// limit if it has one. (The variants' fields are the attempt and,
+    /// with a limit, the limit itself.)
+    #[derive(Debug)]
+    #[allow(missing_docs)]
+    #[must_use = "an attempt does nothing unless awaited"]
+    #[project = AttemptingTimedProj]
+    pub enum AttemptingTimed<'a, F> {
+        /// No timeout and no deadline.
+        Unlimited {
+            #[pin]
+            attempt: Attempting<'a, F>,
+        },
+        /// Bounded by `limit`.
+        Limited {
+            #[pin]
+            attempt: tokio::time::Timeout<Attempting<'a, F>>,
+            limit: Duration,
+        },
+    }
+}
+
+impl<F: Future> Future for AttemptingTimed<'_, F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            AttemptingTimedProj::Unlimited { attempt } => attempt.poll(cx).map(Ok),
+            AttemptingTimedProj::Limited { attempt, limit } => {
+                let limit = *limit;
+                attempt
+                    .poll(cx)
+                    .map(|output| output.map_err(|_| Elapsed::new(limit)))
+            }
+        }
+    }
 }
 
 /// Runs one sync attempt with its context set.
 pub fn attempt_blocking<T>(engine: &mut Engine<'_>, f: impl FnOnce() -> T) -> T {
-    let mut frame = engine.frame();
-    let output = scoped_blocking(&mut frame, f);
-    engine.adopt(&frame);
-    output
+    scoped_blocking(&mut engine.frame(), f)
 }
 
 /// The timer of a backoff on tokio's clock. The loops await it in place,

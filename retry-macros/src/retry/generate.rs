@@ -121,18 +121,19 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
                 );
                 let on_key = Span::call_site().located_at(key_span);
                 let mut timed_out = respan(quote!(#private::timed_out), on_key);
-                let mut timed_out_args = Group::new(Delimiter::Parenthesis, quote!(#elapsed));
+                let mut timed_out_args =
+                    Group::new(Delimiter::Parenthesis, quote!(&mut #engine, #elapsed));
                 timed_out_args.set_span(on_key);
                 timed_out.extend([TokenTree::Group(timed_out_args)]);
                 quote! {
-                    let #result = match #private::attempt_timed(&mut #engine, ::core::pin::pin!(async #attempt_body)).await {
+                    let #result = match #private::attempt_timed(&mut #engine, async #attempt_body).await {
                         #private::Result::Ok(#result) => #result,
                         #private::Result::Err(#elapsed) => #timed_out,
                     };
                 }
             }
             None => quote! {
-                let #result = #private::attempt(&mut #engine, ::core::pin::pin!(async #attempt_body)).await;
+                let #result = #private::attempt(&mut #engine, async #attempt_body).await;
             },
         };
         (
@@ -466,7 +467,6 @@ mod tests {
             // future.
             "Engine :: named (& const {",
             "} , \"f\")",
-            ":: core :: pin :: pin ! (async",
         ] {
             assert!(out.contains(part), "{part} not in {out}");
         }
@@ -584,9 +584,9 @@ mod tests {
         )
         .to_string();
         for part in [
-            // The attempt is pinned in the fn's own future, and the timer
-            // awaited in place, after a zero delay is skipped.
-            "attempt (& mut __tenacious_engine , :: core :: pin :: pin ! (async",
+            // The attempt moves into the wrapper awaited in place, and so
+            // does the timer, after a zero delay is skipped.
+            "attempt (& mut __tenacious_engine , async",
             "if __tenacious_delay . is_zero () => continue",
             "sleep (__tenacious_delay)",
             "__tenacious_timer . await",

@@ -30,8 +30,16 @@ pub(crate) struct FailedAttempt {
     pub(crate) start: Option<Instant>,
 }
 
-/// A call succeeded at attempt `attempts`.
+/// A call succeeded at its first attempt: the happy path, inlined into
+/// every retried call.
 #[inline]
+pub(crate) fn clean_success(stats: &'static CallStats) {
+    stats.count_clean();
+    #[cfg(feature = "metrics")]
+    metrics::success(stats, 1);
+}
+
+/// A call succeeded at attempt `attempts`.
 pub(crate) fn success(stats: &'static CallStats, attempts: u32) {
     stats.count_success(attempts);
     #[cfg(feature = "metrics")]

@@ -204,8 +204,18 @@ impl CallStats {
         }
     }
 
-    /// Counts a call that succeeded after `attempts` attempts.
+    /// Counts a call that succeeded at its first attempt: one counter,
+    /// once the record is registered.
     #[inline]
+    pub(crate) fn count_clean(&'static self) {
+        if self.registered.load(Relaxed) {
+            self.clean.fetch_add(1, Relaxed);
+        } else {
+            self.count_success(1);
+        }
+    }
+
+    /// Counts a call that succeeded after `attempts` attempts.
     pub(crate) fn count_success(&'static self, attempts: u32) {
         self.join();
         if attempts <= 1 {
