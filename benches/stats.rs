@@ -11,10 +11,14 @@
 //! Each async call is polled once with a no-op waker: its first attempt
 //! succeeds, so it completes at once, and no executor is measured.
 //!
-//! Benches build with the workspace's dev-dependencies, which turn on the
-//! features `tracing` and `metrics` (no subscriber, no recorder): the
-//! `stats on` rows include the cost of those hooks finding nobody
-//! listening.
+//! Here tenacious has its default features. The same file is also the
+//! `stats` bench of `feature-tests/`, built with `tracing` and `metrics` on
+//! (no subscriber, no recorder), whose `stats on` rows add the cost of
+//! those hooks finding nobody listening:
+//!
+//! ```sh
+//! cargo bench -p tenacious-feature-tests --bench stats
+//! ```
 use std::hint::black_box;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
