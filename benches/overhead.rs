@@ -21,14 +21,20 @@
 //! all inside criterion's single `block_on` per sample, so the harness is
 //! the same for each. The sizes of the futures are printed first.
 //!
-//! The workspace's dev-dependencies turn on the runtime's `tracing` and
-//! `metrics` features, so `#[retry]` fns here also ask whether a subscriber
-//! listens and hand their counts to the (absent, hence no-op) recorder on
-//! every call; a build with the default features does neither.
+//! tenacious has its default features here, as a user's build has them
+//! (the `tracing` and `metrics` hooks are measured by the `stats` bench of
+//! `feature-tests/`).
+//!
+//! After criterion's groups comes a paired comparison of the same
+//! variants (see [`paired`]): on a shared machine the speed drifts between
+//! criterion's measurement windows by more than the differences measured
+//! here, so the ratios to quote are the paired ones. Set
+//! `TENACIOUS_PAIRED=only` to run it alone, `TENACIOUS_PAIRED=skip` to run
+//! criterion's groups alone.
 use std::cell::Cell;
 use std::hint::black_box;
 use std::mem::size_of_val;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use backon::{BlockingRetryable, ExponentialBuilder, Retryable};
 use criterion::{BenchmarkId, Criterion};
@@ -100,6 +106,12 @@ async fn retried(args: &str) -> Result<u64, ToolError> {
     cache_key(args)
 }
 
+/// `retried` without its statistics record.
+#[retry(stats = false)]
+async fn retried_unrecorded(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
 async fn flaky(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
     flaky_key(args, failures)
 }
@@ -115,6 +127,11 @@ fn plain_sync(args: &str) -> Result<u64, ToolError> {
 
 #[retry]
 fn retried_sync(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+#[retry(stats = false)]
+fn retried_unrecorded_sync(args: &str) -> Result<u64, ToolError> {
     cache_key(args)
 }
 
@@ -364,13 +381,302 @@ fn print_future_sizes() {
     }
 }
 
+/// Runs `iters` calls of one variant and returns how long they took.
+type Timed<'a> = Box<dyn FnMut(u64) -> Duration + 'a>;
+
+/// Times `iters` awaited calls of `call` inside one `block_on`.
+fn timed_async<'a, F: Future>(rt: &'a Runtime, mut call: impl FnMut() -> F + 'a) -> Timed<'a> {
+    Box::new(move |iters| {
+        rt.block_on(async {
+            let start = Instant::now();
+            for _ in 0..iters {
+                black_box(call().await);
+            }
+            start.elapsed()
+        })
+    })
+}
+
+/// Times `iters` calls of `call`.
+fn timed_sync<'a, T>(mut call: impl FnMut() -> T + 'a) -> Timed<'a> {
+    Box::new(move |iters| {
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(call());
+        }
+        start.elapsed()
+    })
+}
+
+/// The paired comparison: `blocks` rounds, each timing `iters` calls of
+/// every variant back to back (in a rotating order), so each variant's
+/// time is compared with the first variant's from the same round. The
+/// machine's speed drifts between criterion's measurement windows (the
+/// same code can read 30 % apart from one window to the next on a shared
+/// virtual machine); a round lasts milliseconds, so a ratio within one is
+/// not moved by that drift. Prints, per variant, the median time per call
+/// and the median and quartiles of its ratio to the first variant.
+fn paired(title: &str, blocks: usize, iters: u64, variants: &mut [(&str, Timed<'_>)]) {
+    let n = variants.len();
+    let mut per_call = vec![Vec::with_capacity(blocks); n];
+    for round in 0..blocks {
+        for k in 0..n {
+            let v = (k + round) % n;
+            let elapsed = (variants[v].1)(iters);
+            #[allow(clippy::cast_precision_loss)]
+            per_call[v].push(elapsed.as_secs_f64() * 1e9 / iters as f64);
+        }
+    }
+    let quartiles = |mut xs: Vec<f64>| {
+        xs.sort_by(f64::total_cmp);
+        let at = |q: usize| xs[(xs.len() - 1) * q / 4];
+        (at(1), at(2), at(3))
+    };
+    println!("\n{title} ({blocks} rounds of {iters} calls each)\n");
+    println!(
+        "| variant | median per call | ratio to {} | quartiles of the ratio |",
+        variants[0].0
+    );
+    println!("|---|---:|---:|---|");
+    for v in 0..n {
+        let ratios = per_call[v]
+            .iter()
+            .zip(&per_call[0])
+            .map(|(time, first)| time / first)
+            .collect();
+        let (_, median, _) = quartiles(per_call[v].clone());
+        let (q1, ratio, q3) = quartiles(ratios);
+        println!(
+            "| {} | {} | {ratio:.3} | {q1:.3} – {q3:.3} |",
+            variants[v].0,
+            format_ns(median)
+        );
+    }
+}
+
+fn format_ns(ns: f64) -> String {
+    if ns >= 1000.0 {
+        format!("{:.2} µs", ns / 1000.0)
+    } else {
+        format!("{ns:.1} ns")
+    }
+}
+
+/// Every variant of the criterion groups, compared in pairs (see
+/// [`paired`]).
+fn paired_summary(rt: &Runtime) {
+    let failures = Cell::new(0);
+    let flaky_then = |failures: &Cell<u32>| {
+        failures.set(2);
+    };
+    paired(
+        "happy path, async",
+        200,
+        10_000,
+        &mut [
+            ("plain", timed_async(rt, || plain(black_box(ARGS)))),
+            ("#[retry]", timed_async(rt, || retried(black_box(ARGS)))),
+            (
+                "#[retry(stats = false)]",
+                timed_async(rt, || retried_unrecorded(black_box(ARGS))),
+            ),
+            (
+                "Policy::retry",
+                timed_async(rt, || POLICY.retry(|| plain(black_box(ARGS)))),
+            ),
+            (
+                "backon",
+                timed_async(rt, || {
+                    (|| plain(black_box(ARGS)))
+                        .retry(backon_default())
+                        .when(retryable)
+                }),
+            ),
+            (
+                "tokio-retry2",
+                timed_async(rt, || {
+                    let strategy = ExponentialFactorBackoff::from_millis(200, 2.0).take(2);
+                    Retry::spawn(strategy, || async {
+                        for_tokio_retry2(plain(black_box(ARGS)).await)
+                    })
+                }),
+            ),
+        ],
+    );
+    paired(
+        "happy path, sync",
+        200,
+        10_000,
+        &mut [
+            ("plain", timed_sync(|| plain_sync(black_box(ARGS)))),
+            ("#[retry]", timed_sync(|| retried_sync(black_box(ARGS)))),
+            (
+                "#[retry(stats = false)]",
+                timed_sync(|| retried_unrecorded_sync(black_box(ARGS))),
+            ),
+            (
+                "Policy::retry_blocking",
+                timed_sync(|| POLICY.retry_blocking(|| plain_sync(black_box(ARGS)))),
+            ),
+            (
+                "backon",
+                timed_sync(|| {
+                    (|| plain_sync(black_box(ARGS)))
+                        .retry(backon_default())
+                        .when(retryable)
+                        .call()
+                }),
+            ),
+        ],
+    );
+    let failures = &failures;
+    paired(
+        "two retries, async",
+        100,
+        1_000,
+        &mut [
+            (
+                "hand-written loop, no wait",
+                timed_async(rt, || async {
+                    flaky_then(failures);
+                    let args = black_box(ARGS);
+                    let mut result = flaky(args, failures).await;
+                    for _ in 1..3 {
+                        match &result {
+                            Err(error) if retryable(error) => result = flaky(args, failures).await,
+                            _ => break,
+                        }
+                    }
+                    result
+                }),
+            ),
+            (
+                "#[retry], 1 ns",
+                timed_async(rt, || {
+                    flaky_then(failures);
+                    flaky_retried(black_box(ARGS), failures)
+                }),
+            ),
+            (
+                "backon, 1 ns",
+                timed_async(rt, || {
+                    flaky_then(failures);
+                    (|| flaky(black_box(ARGS), failures))
+                        .retry(backon_two(Duration::from_nanos(1)))
+                        .when(retryable)
+                }),
+            ),
+            (
+                "tokio-retry2, 1 ns",
+                timed_async(rt, || {
+                    flaky_then(failures);
+                    let strategy = LinearBackoff::new(Duration::from_nanos(1)).take(2);
+                    Retry::spawn(strategy, || async {
+                        for_tokio_retry2(flaky(black_box(ARGS), failures).await)
+                    })
+                }),
+            ),
+            (
+                "Policy::retry, zero",
+                timed_async(rt, || {
+                    flaky_then(failures);
+                    POLICY_ZERO.retry(|| flaky(black_box(ARGS), failures))
+                }),
+            ),
+            (
+                "backon, zero",
+                timed_async(rt, || {
+                    flaky_then(failures);
+                    (|| flaky(black_box(ARGS), failures))
+                        .retry(backon_two(Duration::ZERO))
+                        .when(retryable)
+                }),
+            ),
+            (
+                "tokio-retry2, zero",
+                timed_async(rt, || {
+                    flaky_then(failures);
+                    let strategy = FixedInterval::new(Duration::ZERO).take(2);
+                    Retry::spawn(strategy, || async {
+                        for_tokio_retry2(flaky(black_box(ARGS), failures).await)
+                    })
+                }),
+            ),
+        ],
+    );
+    paired(
+        "two retries, sync",
+        50,
+        100,
+        &mut [
+            (
+                "hand-written loop, no wait",
+                timed_sync(|| {
+                    flaky_then(failures);
+                    let args = black_box(ARGS);
+                    let mut result = flaky_key(args, failures);
+                    for _ in 1..3 {
+                        match &result {
+                            Err(error) if retryable(error) => result = flaky_key(args, failures),
+                            _ => break,
+                        }
+                    }
+                    result
+                }),
+            ),
+            (
+                "#[retry], 1 ns",
+                timed_sync(|| {
+                    flaky_then(failures);
+                    flaky_retried_sync(black_box(ARGS), failures)
+                }),
+            ),
+            (
+                "backon, 1 ns",
+                timed_sync(|| {
+                    flaky_then(failures);
+                    (|| flaky_key(black_box(ARGS), failures))
+                        .retry(backon_two(Duration::from_nanos(1)))
+                        .when(retryable)
+                        .call()
+                }),
+            ),
+            (
+                "Policy::retry_blocking, zero",
+                timed_sync(|| {
+                    flaky_then(failures);
+                    POLICY_ZERO.retry_blocking(|| flaky_key(black_box(ARGS), failures))
+                }),
+            ),
+            (
+                "backon, zero",
+                timed_sync(|| {
+                    flaky_then(failures);
+                    (|| flaky_key(black_box(ARGS), failures))
+                        .retry(backon_two(Duration::ZERO))
+                        .when(retryable)
+                        .call()
+                }),
+            ),
+        ],
+    );
+}
+
 fn main() {
     print_future_sizes();
     let rt = runtime();
-    let mut c = Criterion::default().configure_from_args();
-    happy_async(&mut c, &rt);
-    two_retries_async(&mut c, &rt);
-    happy_sync(&mut c);
-    two_retries_sync(&mut c);
-    c.final_summary();
+    // `TENACIOUS_PAIRED=only` runs the paired comparison alone, `=skip`
+    // criterion's groups alone.
+    let paired_mode = std::env::var("TENACIOUS_PAIRED").unwrap_or_default();
+    if paired_mode != "only" {
+        let mut c = Criterion::default().configure_from_args();
+        happy_async(&mut c, &rt);
+        two_retries_async(&mut c, &rt);
+        happy_sync(&mut c);
+        two_retries_sync(&mut c);
+        c.final_summary();
+    }
+    if paired_mode != "skip" {
+        paired_summary(&rt);
+    }
 }
