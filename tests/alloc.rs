@@ -13,59 +13,14 @@
 //!
 //! One test in its own binary, counting on its own thread only, so the test
 //! harness and other tests add no noise.
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::Duration;
 
 use tenacious::{Attempt, Classify, Elapsed, ErrorClass, RetryBudget, retry};
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; counting touches
-// only a const-initialised thread-local, which never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: the caller upholds `alloc`'s contract, which `System` shares.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: as `alloc`.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: as `alloc`; `ptr` came from this allocator, so from `System`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from this allocator, so from `System`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-fn count() {
-    // `try_with`: allocations during thread teardown are not this test's.
-    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-}
+use tenacious_alloc_counter::{Counting, allocations as allocated, allocations_in as allocations};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Heap allocations made on this thread while `f` runs.
-fn allocations<T>(f: impl FnOnce() -> T) -> (T, u64) {
-    let before = ALLOCATIONS.with(Cell::get);
-    let value = f();
-    (value, ALLOCATIONS.with(Cell::get) - before)
-}
 
 #[derive(Debug, PartialEq)]
 enum Flaky {
@@ -177,9 +132,9 @@ fn guarded_calls_do_not_allocate() {
         fail_next(2);
         assert_eq!(async_guarded().await, Ok(7));
 
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = async_guarded().await;
-        let happy = ALLOCATIONS.with(Cell::get) - before;
+        let happy = allocated() - before;
         assert_eq!(result, Ok(7));
         assert_eq!(
             happy, 0,
@@ -187,9 +142,9 @@ fn guarded_calls_do_not_allocate() {
         );
 
         fail_next(2);
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = async_guarded().await;
-        let retried = ALLOCATIONS.with(Cell::get) - before;
+        let retried = allocated() - before;
         assert_eq!(result, Ok(7));
         assert_eq!(FAILURES_LEFT.with(Cell::get), 0, "the call did not retry");
         assert_eq!(
@@ -241,9 +196,9 @@ fn a_fns_first_call_registers_its_record_without_allocating() {
         assert_eq!(async_call("k").await, Ok(7));
 
         fail_next(1);
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = first_use_async().await;
-        let first = ALLOCATIONS.with(Cell::get) - before;
+        let first = allocated() - before;
         assert_eq!(result, Ok(7));
         assert_eq!(first, 0, "an async fn's first call allocated");
     });
@@ -282,17 +237,17 @@ fn retried_calls_do_not_allocate() {
         fail_next(2);
         assert_eq!(async_call("k").await, Ok(7));
 
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = async_call("k").await;
-        let happy = ALLOCATIONS.with(Cell::get) - before;
+        let happy = allocated() - before;
         assert_eq!(result, Ok(7));
         assert_eq!(happy, 0, "an async call that succeeds at once allocated");
 
         fail_next(2);
         let started = tokio::time::Instant::now();
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = async_call("k").await;
-        let retried = ALLOCATIONS.with(Cell::get) - before;
+        let retried = allocated() - before;
         assert_eq!(result, Ok(7));
         assert!(
             started.elapsed() >= Duration::from_millis(20),

@@ -5,47 +5,15 @@
 //! deadline and a retry budget; nor when the policy counts its calls in a
 //! statistics record, from the record's first use on (which joins it to the
 //! registry).
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::Duration;
 
+use tenacious_alloc_counter::{Counting, allocations as allocated, allocations_in};
 use tenacious_runtime::stats::CallStats;
 use tenacious_runtime::{Attempt, Classify, Elapsed, ErrorClass, Jitter, Policy, RetryBudget};
 
-struct Counting;
-
-thread_local! {
-    // Per thread, so the test harness's own threads do not count.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to `System` unchanged; counting touches only a
-// thread-local `Cell` of a type without drop glue, which never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: the caller upholds `alloc`'s contract; passed through.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` above with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: the caller upholds `realloc`'s contract; passed through.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn allocations_in<T>(f: impl FnOnce() -> T) -> (T, u64) {
-    let before = ALLOCATIONS.with(Cell::get);
-    let out = f();
-    (out, ALLOCATIONS.with(Cell::get) - before)
-}
 
 #[derive(Debug, PartialEq)]
 struct Blip;
@@ -117,19 +85,19 @@ fn guarded_calls_do_not_allocate() {
         assert_eq!(warm_up, Ok(3));
 
         let calls = Cell::new(0);
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = GUARDED
             .retry_timed(|| std::future::ready(keyed(&calls, 0)))
             .await;
-        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        let allocations = allocated() - before;
         assert_eq!((result, allocations), (Ok(1), 0), "timed, happy path");
 
         let calls = Cell::new(0);
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = GUARDED
             .retry_timed(|| std::future::ready(keyed(&calls, 2)))
             .await;
-        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        let allocations = allocated() - before;
         assert_eq!((result, allocations), (Ok(3), 0), "timed, two retries");
     });
 }
@@ -172,14 +140,14 @@ fn counted_calls_do_not_allocate_from_the_records_first_use() {
 
         let counted = POLICY.stats(&COUNTED_ASYNC);
         let calls = Cell::new(0);
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = counted.retry(|| std::future::ready(op(&calls, 2))).await;
-        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        let allocations = allocated() - before;
         assert_eq!((result, allocations), (Ok(3), 0), "first use, two retries");
         let calls = Cell::new(0);
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = counted.retry(|| std::future::ready(op(&calls, 0))).await;
-        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        let allocations = allocated() - before;
         assert_eq!((result, allocations), (Ok(1), 0), "happy path");
     });
     assert_eq!(COUNTED_ASYNC.snapshot().attempts(), 4);
@@ -220,23 +188,23 @@ fn async_calls_do_not_allocate() {
         assert_eq!(warm_up, Ok(3));
 
         let calls = Cell::new(0);
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = POLICY.retry(|| std::future::ready(op(&calls, 0))).await;
-        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        let allocations = allocated() - before;
         assert_eq!((result, allocations), (Ok(1), 0), "happy path");
 
         let calls = Cell::new(0);
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = POLICY.retry(|| std::future::ready(op(&calls, 2))).await;
-        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        let allocations = allocated() - before;
         assert_eq!((result, allocations), (Ok(3), 0), "two retries");
 
         let calls = Cell::new(0);
         let _ = JITTERED.retry(|| std::future::ready(op(&calls, 2))).await;
         let calls = Cell::new(0);
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocated();
         let result = JITTERED.retry(|| std::future::ready(op(&calls, 2))).await;
-        let allocations = ALLOCATIONS.with(Cell::get) - before;
+        let allocations = allocated() - before;
         assert_eq!((result, allocations), (Ok(3), 0), "two jittered retries");
     });
 }
