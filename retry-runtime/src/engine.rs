@@ -426,8 +426,7 @@ impl<'p> Engine<'p> {
     /// The attempt succeeded. Inlined into every retried call, so kept to
     /// what a first-attempt success without a budget needs: a count of the
     /// attempt and one counter of the statistics record; the rest is out of
-    /// line, so the call's own code stays small enough to be inlined in
-    /// turn.
+    /// line, to keep the retried fn's own code small.
     #[inline]
     fn succeeded(&mut self) {
         self.attempts = self.attempts.saturating_add(1);

@@ -527,3 +527,38 @@ fn the_retry_future_is_send_when_its_parts_are() {
     let call = POLICY.retry(|| async { Err::<(), _>(io::Error::from(io::ErrorKind::TimedOut)) });
     assert_send(&call);
 }
+
+#[derive(Debug)]
+struct Stalled;
+
+impl Classify for Stalled {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Transient
+    }
+}
+
+impl From<tenacious_runtime::Elapsed> for Stalled {
+    fn from(_: tenacious_runtime::Elapsed) -> Self {
+        Stalled
+    }
+}
+
+static TIMED_BUDGET: tenacious_runtime::RetryBudget =
+    tenacious_runtime::RetryBudget::with_capacity(100);
+
+#[tokio::test(start_paused = true)]
+async fn a_timed_out_attempt_makes_its_retry_cost_the_budget_ten() {
+    const TIMED: Policy = Policy::new()
+        .max(2)
+        .base(Duration::from_millis(1))
+        .timeout(Duration::from_secs(1))
+        .budget(&TIMED_BUDGET);
+    let stalls = TIMED
+        .retry_timed(std::future::pending::<Result<(), Stalled>>)
+        .await;
+    assert!(stalls.is_err());
+    assert_eq!(TIMED_BUDGET.balance(), 90, "one retry after a timeout");
+    let fails = TIMED.retry_timed(|| async { Err::<(), _>(Stalled) }).await;
+    assert!(fails.is_err());
+    assert_eq!(TIMED_BUDGET.balance(), 85, "one retry after an error");
+}
