@@ -499,9 +499,8 @@ fn format_ns(ns: f64) -> String {
 /// [`paired`]).
 fn paired_summary(rt: &Runtime) {
     let failures = Cell::new(0);
-    let flaky_then = |failures: &Cell<u32>| {
-        failures.set(2);
-    };
+    // Each two-retry call starts with two failures to come.
+    let fail_twice = |failures: &Cell<u32>| failures.set(2);
     paired(
         "happy path, async",
         200,
@@ -579,7 +578,7 @@ fn paired_summary(rt: &Runtime) {
             (
                 "hand-written loop, no wait",
                 timed_async(rt, || async {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     let args = black_box(ARGS);
                     let mut result = flaky(args, failures).await;
                     for _ in 1..3 {
@@ -594,14 +593,14 @@ fn paired_summary(rt: &Runtime) {
             (
                 "#[retry], 1 ns",
                 timed_async(rt, || {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     flaky_retried(black_box(ARGS), failures)
                 }),
             ),
             (
                 "backon, 1 ns",
                 timed_async(rt, || {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     (|| flaky(black_box(ARGS), failures))
                         .retry(backon_two(Duration::from_nanos(1)))
                         .when(retryable)
@@ -610,7 +609,7 @@ fn paired_summary(rt: &Runtime) {
             (
                 "tokio-retry2, 1 ns",
                 timed_async(rt, || {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     let strategy = LinearBackoff::new(Duration::from_nanos(1)).take(2);
                     Retry::spawn(strategy, || async {
                         for_tokio_retry2(flaky(black_box(ARGS), failures).await)
@@ -620,14 +619,14 @@ fn paired_summary(rt: &Runtime) {
             (
                 "Policy::retry, zero",
                 timed_async(rt, || {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     POLICY_ZERO.retry(|| flaky(black_box(ARGS), failures))
                 }),
             ),
             (
                 "backon, zero",
                 timed_async(rt, || {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     (|| flaky(black_box(ARGS), failures))
                         .retry(backon_two(Duration::ZERO))
                         .when(retryable)
@@ -636,7 +635,7 @@ fn paired_summary(rt: &Runtime) {
             (
                 "tokio-retry2, zero",
                 timed_async(rt, || {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     let strategy = FixedInterval::new(Duration::ZERO).take(2);
                     Retry::spawn(strategy, || async {
                         for_tokio_retry2(flaky(black_box(ARGS), failures).await)
@@ -653,7 +652,7 @@ fn paired_summary(rt: &Runtime) {
             (
                 "hand-written loop, no wait",
                 timed_sync(|| {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     let args = black_box(ARGS);
                     let mut result = flaky_key(args, failures);
                     for _ in 1..3 {
@@ -668,14 +667,14 @@ fn paired_summary(rt: &Runtime) {
             (
                 "#[retry], 1 ns",
                 timed_sync(|| {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     flaky_retried_sync(black_box(ARGS), failures)
                 }),
             ),
             (
                 "backon, 1 ns",
                 timed_sync(|| {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     (|| flaky_key(black_box(ARGS), failures))
                         .retry(backon_two(Duration::from_nanos(1)))
                         .when(retryable)
@@ -685,14 +684,14 @@ fn paired_summary(rt: &Runtime) {
             (
                 "Policy::retry_blocking, zero",
                 timed_sync(|| {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     POLICY_ZERO.retry_blocking(|| flaky_key(black_box(ARGS), failures))
                 }),
             ),
             (
                 "backon, zero",
                 timed_sync(|| {
-                    flaky_then(failures);
+                    fail_twice(failures);
                     (|| flaky_key(black_box(ARGS), failures))
                         .retry(backon_two(Duration::ZERO))
                         .when(retryable)
