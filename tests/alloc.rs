@@ -17,7 +17,7 @@ use std::cell::Cell;
 use std::time::Duration;
 
 use tenacious::{Attempt, Classify, Elapsed, ErrorClass, RetryBudget, retry};
-use tenacious_alloc_counter::{Counting, allocations as allocated, allocations_in as allocations};
+use tenacious_alloc_counter::{Counting, allocations_awaiting, allocations_in as allocations};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -132,9 +132,7 @@ fn guarded_calls_do_not_allocate() {
         fail_next(2);
         assert_eq!(async_guarded().await, Ok(7));
 
-        let before = allocated();
-        let result = async_guarded().await;
-        let happy = allocated() - before;
+        let (result, happy) = allocations_awaiting(async_guarded()).await;
         assert_eq!(result, Ok(7));
         assert_eq!(
             happy, 0,
@@ -142,9 +140,7 @@ fn guarded_calls_do_not_allocate() {
         );
 
         fail_next(2);
-        let before = allocated();
-        let result = async_guarded().await;
-        let retried = allocated() - before;
+        let (result, retried) = allocations_awaiting(async_guarded()).await;
         assert_eq!(result, Ok(7));
         assert_eq!(FAILURES_LEFT.with(Cell::get), 0, "the call did not retry");
         assert_eq!(
@@ -196,9 +192,7 @@ fn a_fns_first_call_registers_its_record_without_allocating() {
         assert_eq!(async_call("k").await, Ok(7));
 
         fail_next(1);
-        let before = allocated();
-        let result = first_use_async().await;
-        let first = allocated() - before;
+        let (result, first) = allocations_awaiting(first_use_async()).await;
         assert_eq!(result, Ok(7));
         assert_eq!(first, 0, "an async fn's first call allocated");
     });
@@ -237,17 +231,13 @@ fn retried_calls_do_not_allocate() {
         fail_next(2);
         assert_eq!(async_call("k").await, Ok(7));
 
-        let before = allocated();
-        let result = async_call("k").await;
-        let happy = allocated() - before;
+        let (result, happy) = allocations_awaiting(async_call("k")).await;
         assert_eq!(result, Ok(7));
         assert_eq!(happy, 0, "an async call that succeeds at once allocated");
 
         fail_next(2);
         let started = tokio::time::Instant::now();
-        let before = allocated();
-        let result = async_call("k").await;
-        let retried = allocated() - before;
+        let (result, retried) = allocations_awaiting(async_call("k")).await;
         assert_eq!(result, Ok(7));
         assert!(
             started.elapsed() >= Duration::from_millis(20),

@@ -77,3 +77,12 @@ pub fn allocations_in<T>(f: impl FnOnce() -> T) -> (T, u64) {
     let value = f();
     (value, allocations() - before)
 }
+
+/// Awaits `future`, returning its output and the heap allocations this
+/// thread made meanwhile (across its awaits too: on a current-thread
+/// runtime nothing else runs on this thread in between but the runtime).
+pub async fn allocations_awaiting<F: Future>(future: F) -> (F::Output, u64) {
+    let before = allocations();
+    let value = future.await;
+    (value, allocations() - before)
+}

@@ -8,7 +8,7 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use tenacious_alloc_counter::{Counting, allocations as allocated, allocations_in};
+use tenacious_alloc_counter::{Counting, allocations_awaiting, allocations_in};
 use tenacious_runtime::stats::CallStats;
 use tenacious_runtime::{Attempt, Classify, Elapsed, ErrorClass, Jitter, Policy, RetryBudget};
 
@@ -85,19 +85,15 @@ fn guarded_calls_do_not_allocate() {
         assert_eq!(warm_up, Ok(3));
 
         let calls = Cell::new(0);
-        let before = allocated();
-        let result = GUARDED
-            .retry_timed(|| std::future::ready(keyed(&calls, 0)))
-            .await;
-        let allocations = allocated() - before;
+        let (result, allocations) =
+            allocations_awaiting(GUARDED.retry_timed(|| std::future::ready(keyed(&calls, 0))))
+                .await;
         assert_eq!((result, allocations), (Ok(1), 0), "timed, happy path");
 
         let calls = Cell::new(0);
-        let before = allocated();
-        let result = GUARDED
-            .retry_timed(|| std::future::ready(keyed(&calls, 2)))
-            .await;
-        let allocations = allocated() - before;
+        let (result, allocations) =
+            allocations_awaiting(GUARDED.retry_timed(|| std::future::ready(keyed(&calls, 2))))
+                .await;
         assert_eq!((result, allocations), (Ok(3), 0), "timed, two retries");
     });
 }
@@ -140,14 +136,12 @@ fn counted_calls_do_not_allocate_from_the_records_first_use() {
 
         let counted = POLICY.stats(&COUNTED_ASYNC);
         let calls = Cell::new(0);
-        let before = allocated();
-        let result = counted.retry(|| std::future::ready(op(&calls, 2))).await;
-        let allocations = allocated() - before;
+        let (result, allocations) =
+            allocations_awaiting(counted.retry(|| std::future::ready(op(&calls, 2)))).await;
         assert_eq!((result, allocations), (Ok(3), 0), "first use, two retries");
         let calls = Cell::new(0);
-        let before = allocated();
-        let result = counted.retry(|| std::future::ready(op(&calls, 0))).await;
-        let allocations = allocated() - before;
+        let (result, allocations) =
+            allocations_awaiting(counted.retry(|| std::future::ready(op(&calls, 0)))).await;
         assert_eq!((result, allocations), (Ok(1), 0), "happy path");
     });
     assert_eq!(COUNTED_ASYNC.snapshot().attempts(), 4);
@@ -188,23 +182,20 @@ fn async_calls_do_not_allocate() {
         assert_eq!(warm_up, Ok(3));
 
         let calls = Cell::new(0);
-        let before = allocated();
-        let result = POLICY.retry(|| std::future::ready(op(&calls, 0))).await;
-        let allocations = allocated() - before;
+        let (result, allocations) =
+            allocations_awaiting(POLICY.retry(|| std::future::ready(op(&calls, 0)))).await;
         assert_eq!((result, allocations), (Ok(1), 0), "happy path");
 
         let calls = Cell::new(0);
-        let before = allocated();
-        let result = POLICY.retry(|| std::future::ready(op(&calls, 2))).await;
-        let allocations = allocated() - before;
+        let (result, allocations) =
+            allocations_awaiting(POLICY.retry(|| std::future::ready(op(&calls, 2)))).await;
         assert_eq!((result, allocations), (Ok(3), 0), "two retries");
 
         let calls = Cell::new(0);
         let _ = JITTERED.retry(|| std::future::ready(op(&calls, 2))).await;
         let calls = Cell::new(0);
-        let before = allocated();
-        let result = JITTERED.retry(|| std::future::ready(op(&calls, 2))).await;
-        let allocations = allocated() - before;
+        let (result, allocations) =
+            allocations_awaiting(JITTERED.retry(|| std::future::ready(op(&calls, 2)))).await;
         assert_eq!((result, allocations), (Ok(3), 0), "two jittered retries");
     });
 }
@@ -214,4 +205,12 @@ fn the_counter_sees_allocations() {
     // Guards the two tests above against a counter that never counts.
     let (_, allocations) = allocations_in(|| std::hint::black_box(vec![1u8; 16]));
     assert!(allocations >= 1);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let (_, allocations) = runtime.block_on(allocations_awaiting(async {
+        tokio::task::yield_now().await;
+        std::hint::black_box(vec![1u8; 16])
+    }));
+    assert!(allocations >= 1, "across an await too");
 }
