@@ -21,6 +21,7 @@ use rand::Rng;
 use tokio::time::Instant;
 
 use crate::backoff::with_thread_rng;
+use crate::engine::Engine;
 
 /// A key that is the same for every attempt of one logical call and
 /// different between calls: send it as an `Idempotency-Key` header (or store
@@ -256,10 +257,10 @@ impl Attempt {
     #[must_use]
     pub fn current() -> Option<Self> {
         with_current(|frame| Self {
-            number: frame.number,
-            max: frame.max,
-            start: *frame.start.get_or_insert_with(Instant::now),
-            key: frame.key(),
+            number: frame.engine.attempt_number(),
+            max: frame.engine.max(),
+            start: frame.engine.started(),
+            key: frame.engine.key(),
         })
     }
 
@@ -317,31 +318,18 @@ impl Attempt {
     }
 }
 
-/// The context of a running attempt: its number and limit, and the parts
-/// of its call's engine an attempt may change (the clock, once read, and
-/// the key, once drawn), borrowed, so they land in the engine at once.
-/// Made afresh for each attempt, beside its future; the thread-local points
-/// at it while the attempt runs.
+/// The context of a running attempt: its call's engine, mutably borrowed,
+/// so the clock (once read) and the key (once drawn) land there at once,
+/// and a count of the retried calls the attempt has started. Made afresh
+/// for each attempt, beside its future; the thread-local points at it while
+/// the attempt runs. Two words: the attempt's number and limit are read
+/// from the engine only when asked for, so the happy path writes nothing
+/// else.
 #[derive(Debug)]
-pub(crate) struct Frame<'e> {
-    pub(crate) number: u32,
-    pub(crate) max: u32,
+pub(crate) struct Frame<'e, 'p> {
+    pub(crate) engine: &'e mut Engine<'p>,
     /// Retried calls this attempt has started, for their keys.
     pub(crate) calls: u32,
-    pub(crate) start: &'e mut Option<Instant>,
-    pub(crate) key: &'e mut KeySlot,
-}
-
-impl Frame<'_> {
-    /// The call's key, drawn now if none was yet.
-    fn key(&mut self) -> IdempotencyKey {
-        if let Some(key) = self.key.get() {
-            return key;
-        }
-        let key = IdempotencyKey::random();
-        *self.key = KeySlot::holding(Some(key));
-        key
-    }
 }
 
 /// A call's key once drawn, in 16 bytes aligned to 8: an
@@ -376,15 +364,15 @@ thread_local! {
     // puts back what was there when it ends, unwinding included.
     // (The lifetimes are erased: `with_current` lends the frame out under
     // lifetimes of its own.)
-    static CURRENT: Cell<*mut Frame<'static>> = const { Cell::new(ptr::null_mut()) };
+    static CURRENT: Cell<*mut Frame<'static, 'static>> = const { Cell::new(ptr::null_mut()) };
 }
 
 /// Runs `f` on the running attempt's frame, if an attempt runs on this
 /// thread.
 #[inline]
 #[allow(unsafe_code)]
-fn with_current<T>(f: impl FnOnce(&mut Frame<'_>) -> T) -> Option<T> {
-    let frame = CURRENT.try_with(Cell::get).ok()?.cast::<Frame<'_>>();
+fn with_current<T>(f: impl FnOnce(&mut Frame<'_, '_>) -> T) -> Option<T> {
+    let frame = CURRENT.try_with(Cell::get).ok()?.cast::<Frame<'_, '_>>();
     // SAFETY: a non-null pointer was set by a live `Scope`, whose frame is
     // mutably borrowed, and touched by nothing else, while the scope lasts
     // (see `Scope`), and its lifetimes outlive the scope. `f` takes the
@@ -403,26 +391,26 @@ pub(crate) fn enter_nested(name: &str) -> Option<IdempotencyKey> {
 }
 
 #[cold]
-fn nested_key(frame: &mut Frame<'_>, name: &str) -> IdempotencyKey {
+fn nested_key(frame: &mut Frame<'_, '_>, name: &str) -> IdempotencyKey {
     let ordinal = frame.calls;
     frame.calls = frame.calls.saturating_add(1);
-    frame.key().child(name, ordinal)
+    frame.engine.key().child(name, ordinal)
 }
 
 /// Points this thread's context at a frame until the scope ends, then
 /// restores the one before (so attempts nest, and a panicking attempt does
 /// not leave its frame behind).
-struct Scope<'f, 'e> {
-    prev: *mut Frame<'static>,
-    frame: PhantomData<&'f mut Frame<'e>>,
+struct Scope<'f, 'e, 'p> {
+    prev: *mut Frame<'static, 'static>,
+    frame: PhantomData<&'f mut Frame<'e, 'p>>,
 }
 
-impl<'f, 'e> Scope<'f, 'e> {
+impl<'f, 'e, 'p> Scope<'f, 'e, 'p> {
     /// Sets `frame` as the running attempt's. The scope holds the frame's
     /// mutable borrow, so nothing else touches it until the scope ends.
     #[inline]
-    fn enter(frame: &'f mut Frame<'e>) -> Self {
-        let frame = ptr::from_mut(frame).cast::<Frame<'static>>();
+    fn enter(frame: &'f mut Frame<'e, 'p>) -> Self {
+        let frame = ptr::from_mut(frame).cast::<Frame<'static, 'static>>();
         let prev = CURRENT
             .try_with(|current| current.replace(frame))
             .unwrap_or(ptr::null_mut());
@@ -433,7 +421,7 @@ impl<'f, 'e> Scope<'f, 'e> {
     }
 }
 
-impl Drop for Scope<'_, '_> {
+impl Drop for Scope<'_, '_, '_> {
     #[inline]
     fn drop(&mut self) {
         let _ = CURRENT.try_with(|current| current.set(self.prev));
@@ -442,7 +430,7 @@ impl Drop for Scope<'_, '_> {
 
 /// Runs `f` with `frame` as the running attempt's frame.
 #[inline]
-pub(crate) fn scoped_blocking<T>(frame: &mut Frame<'_>, f: impl FnOnce() -> T) -> T {
+pub(crate) fn scoped_blocking<T>(frame: &mut Frame<'_, '_>, f: impl FnOnce() -> T) -> T {
     let _scope = Scope::enter(frame);
     f()
 }
@@ -452,7 +440,7 @@ pub(crate) fn scoped_blocking<T>(frame: &mut Frame<'_>, f: impl FnOnce() -> T) -
 /// the call's.
 #[inline]
 pub(crate) fn poll_scoped<F: Future + ?Sized>(
-    frame: &mut Frame<'_>,
+    frame: &mut Frame<'_, '_>,
     fut: Pin<&mut F>,
     cx: &mut Context<'_>,
 ) -> Poll<F::Output> {
@@ -581,7 +569,7 @@ mod tests {
         });
         assert_eq!(frame.calls, 2);
         assert_ne!(nested[0], nested[1], "the second call has its own key");
-        let drawn = outer.frame().key();
+        let drawn = outer.key();
         assert_eq!(nested[0], drawn.child("inner", 0));
         assert_eq!(nested[1], drawn.child("inner", 1));
         assert!(Attempt::current().is_none());

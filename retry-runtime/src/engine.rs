@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::attempt::{Frame, KeySlot, enter_nested};
+use crate::attempt::{Frame, IdempotencyKey, KeySlot, enter_nested};
 use crate::backoff::{self, with_thread_rng};
 use crate::failure::{Failure, Provenance};
 use crate::observe::{self, FailedAttempt};
@@ -597,19 +597,36 @@ impl<'p> Engine<'p> {
 
     /// The context of the next attempt (see [`Attempt`](crate::Attempt)).
     #[inline]
-    pub(crate) fn frame(&mut self) -> Frame<'_> {
+    pub(crate) fn frame(&mut self) -> Frame<'_, 'p> {
         Frame {
-            number: self.attempts.saturating_add(1),
-            max: self.max(),
+            engine: self,
             calls: 0,
-            start: &mut self.start,
-            key: &mut self.key,
         }
+    }
+
+    /// The number of the attempt about to run (or running), 1 for the first.
+    pub(crate) const fn attempt_number(&self) -> u32 {
+        self.attempts.saturating_add(1)
+    }
+
+    /// When the call's clock started, starting it now if it was not yet.
+    pub(crate) fn started(&mut self) -> Instant {
+        *self.start.get_or_insert_with(Instant::now)
+    }
+
+    /// The call's key, drawn now if none was yet.
+    pub(crate) fn key(&mut self) -> IdempotencyKey {
+        if let Some(key) = self.key.get() {
+            return key;
+        }
+        let key = IdempotencyKey::random();
+        self.key = KeySlot::holding(Some(key));
+        key
     }
 
     /// The most attempts this call makes: the policy's `max`, or 1 for a
     /// nested call held to one attempt.
-    const fn max(&self) -> u32 {
+    pub(crate) const fn max(&self) -> u32 {
         if self.nested_once {
             1
         } else {

@@ -420,7 +420,7 @@ fn step_recorded<T, E: Classify>(
 /// and builds it where it stays, so starting an attempt copies nothing but
 /// what the body captures.
 #[inline]
-pub fn attempt<'a, F: Future>(engine: &'a mut Engine<'_>, fut: F) -> Attempting<'a, F> {
+pub fn attempt<'a, 'p, F: Future>(engine: &'a mut Engine<'p>, fut: F) -> Attempting<'a, 'p, F> {
     Attempting {
         frame: engine.frame(),
         fut,
@@ -432,14 +432,14 @@ pin_project! {
     /// context set.
     #[derive(Debug)]
     #[must_use = "an attempt does nothing unless awaited"]
-    pub struct Attempting<'a, F> {
-        frame: Frame<'a>,
+    pub struct Attempting<'a, 'p, F> {
+        frame: Frame<'a, 'p>,
         #[pin]
         fut: F,
     }
 }
 
-impl<F: Future> Future for Attempting<'_, F> {
+impl<F: Future> Future for Attempting<'_, '_, F> {
     type Output = F::Output;
 
     #[inline]
@@ -461,7 +461,10 @@ impl<F: Future> Future for Attempting<'_, F> {
 /// budget more): [`timed_out`](crate::engine::timed_out) does for
 /// `#[retry]`.
 #[inline]
-pub fn attempt_timed<'a, F: Future>(engine: &'a mut Engine<'_>, fut: F) -> AttemptingTimed<'a, F> {
+pub fn attempt_timed<'a, 'p, F: Future>(
+    engine: &'a mut Engine<'p>,
+    fut: F,
+) -> AttemptingTimed<'a, 'p, F> {
     match engine.attempt_limit() {
         None => AttemptingTimed::Unlimited {
             attempt: attempt(engine, fut),
@@ -481,22 +484,22 @@ pin_project! {
     #[allow(missing_docs)]
     #[must_use = "an attempt does nothing unless awaited"]
     #[project = AttemptingTimedProj]
-    pub enum AttemptingTimed<'a, F> {
+    pub enum AttemptingTimed<'a, 'p, F> {
         /// No timeout and no deadline.
         Unlimited {
             #[pin]
-            attempt: Attempting<'a, F>,
+            attempt: Attempting<'a, 'p, F>,
         },
         /// Bounded by `limit`.
         Limited {
             #[pin]
-            attempt: tokio::time::Timeout<Attempting<'a, F>>,
+            attempt: tokio::time::Timeout<Attempting<'a, 'p, F>>,
             limit: Duration,
         },
     }
 }
 
-impl<F: Future> Future for AttemptingTimed<'_, F> {
+impl<F: Future> Future for AttemptingTimed<'_, '_, F> {
     type Output = Result<F::Output, Elapsed>;
 
     #[inline]
