@@ -429,9 +429,9 @@ impl<'p> Engine<'p> {
     /// line, to keep the retried fn's own code small.
     #[inline]
     fn succeeded(&mut self) {
-        self.attempts = self.attempts.saturating_add(1);
         let policy = self.policy;
-        if self.attempts == 1 && policy.retry_budget().is_none() {
+        if self.attempts == 0 && policy.retry_budget().is_none() {
+            self.attempts = 1;
             if let Some(stats) = policy.call_stats() {
                 observe::clean_success(stats);
             }
@@ -443,6 +443,7 @@ impl<'p> Engine<'p> {
     /// A success after retries, or under a budget.
     #[inline(never)]
     fn succeeded_otherwise(&mut self) {
+        self.attempts = self.attempts.saturating_add(1);
         if let Some(budget) = self.policy.retry_budget() {
             let refund = if self.last_cost > 0 {
                 u32::from(self.last_cost)
