@@ -1,0 +1,278 @@
+//! The happy path counted in instructions rather than timed: a figure that
+//! does not drift with the machine's speed, as the timings of `overhead`
+//! do on a shared virtual machine.
+//!
+//! This binary makes `TENACIOUS_CALLS` calls (default 10 000) of one
+//! variant, named by `TENACIOUS_VARIANT`, and nothing else worth counting.
+//! `scripts/instructions.sh` runs it under valgrind's callgrind with two
+//! call counts and divides the difference of the totals by the difference
+//! of the calls, which cancels the start-up: what is left is the
+//! instructions of one call and of the loop around it. Run without a
+//! variant it lists them.
+//!
+//! The body is the `overhead` bench's (check the arguments, FNV-1a hash
+//! them), about 150 instructions. The `-two` variants fail twice with a
+//! transient error, then succeed, waiting zero between attempts (`Policy`,
+//! backon, tokio-retry2, or a loop written by hand): the retry path
+//! without a timer, whose cost a timer would bury. Each variant is called from one place,
+//! so the compiler may inline a `#[retry]` fn's poll into it (LLVM's
+//! threshold is lifted for a function with a single caller), unlike in
+//! `overhead`, where the same fns are called from criterion's groups and
+//! from the paired comparison.
+use std::cell::Cell;
+use std::future::Future;
+use std::hint::black_box;
+use std::time::Duration;
+
+use backon::{BlockingRetryable, ExponentialBuilder, Retryable};
+use tenacious::{Classify, ErrorClass, Jitter, Policy, retry};
+use tokio_retry2::strategy::{ExponentialFactorBackoff, FixedInterval};
+use tokio_retry2::{Retry, RetryError};
+
+/// A tool call's arguments, as a model would send them.
+const ARGS: &str = r#"{"query":"rust retry","limit":10}"#;
+
+#[derive(Debug, Classify)]
+enum ToolError {
+    #[classify(transient)]
+    Timeout,
+    #[classify(invalid)]
+    BadArguments,
+}
+
+/// The call's own work: reject empty arguments, FNV-1a hash the rest.
+#[inline]
+fn cache_key(args: &str) -> Result<u64, ToolError> {
+    if args.is_empty() {
+        return Err(ToolError::BadArguments);
+    }
+    Ok(args.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    }))
+}
+
+/// Fails with `Timeout` while `failures` is above zero, counting it down.
+#[inline]
+fn flaky_key(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
+    let left = failures.get();
+    if left > 0 {
+        failures.set(left - 1);
+        return Err(ToolError::Timeout);
+    }
+    cache_key(args)
+}
+
+async fn flaky(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
+    flaky_key(args, failures)
+}
+
+fn retryable(error: &ToolError) -> bool {
+    matches!(
+        error.classify(),
+        ErrorClass::Transient | ErrorClass::RateLimited
+    )
+}
+
+async fn plain(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+#[retry]
+async fn retried(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+#[retry(stats = false)]
+async fn retried_unrecorded(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+fn plain_sync(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+#[retry]
+fn retried_sync(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+#[retry(stats = false)]
+fn retried_unrecorded_sync(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+/// The `#[retry]` defaults, as a `Policy`.
+const POLICY: Policy = Policy::new();
+/// Three attempts without waiting, and without jitter.
+const POLICY_ZERO: Policy = Policy::new().base(Duration::ZERO).jitter(Jitter::None);
+
+/// backon: two retries, waiting zero.
+fn backon_two() -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_min_delay(Duration::ZERO)
+        .with_max_times(2)
+}
+
+/// tokio-retry2 wants the retry decision in the error itself.
+fn for_tokio_retry2<T>(result: Result<T, ToolError>) -> Result<T, RetryError<ToolError>> {
+    result.map_err(|error| {
+        if retryable(&error) {
+            RetryError::transient(error)
+        } else {
+            RetryError::permanent(error)
+        }
+    })
+}
+
+/// Makes `calls` calls on a current-thread runtime with a paused clock, as
+/// the `overhead` bench does.
+fn run_async<F: Future>(calls: u64, mut call: impl FnMut() -> F) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    rt.block_on(async {
+        for _ in 0..calls {
+            black_box(call().await);
+        }
+    });
+}
+
+fn run_sync<T>(calls: u64, mut call: impl FnMut() -> T) {
+    for _ in 0..calls {
+        black_box(call());
+    }
+}
+
+const VARIANTS: [&str; 18] = [
+    "plain",
+    "retry",
+    "retry-unrecorded",
+    "policy",
+    "backon",
+    "tokio-retry2",
+    "plain-sync",
+    "retry-sync",
+    "retry-unrecorded-sync",
+    "policy-sync",
+    "backon-sync",
+    "loop-two",
+    "policy-two",
+    "backon-two",
+    "tokio-retry2-two",
+    "loop-two-sync",
+    "policy-two-sync",
+    "backon-two-sync",
+];
+
+fn main() {
+    let calls = std::env::var("TENACIOUS_CALLS")
+        .ok()
+        .map_or(10_000, |calls| {
+            calls.parse().expect("TENACIOUS_CALLS: a count")
+        });
+    let Ok(variant) = std::env::var("TENACIOUS_VARIANT") else {
+        // `cargo bench` runs every bench target: list the variants and go.
+        println!(
+            "instructions: set TENACIOUS_VARIANT to one of {VARIANTS:?} (see scripts/instructions.sh)"
+        );
+        return;
+    };
+    // The failures left before a `-two` variant's call succeeds.
+    let failures = &Cell::new(0);
+    match variant.as_str() {
+        "plain" => run_async(calls, || plain(black_box(ARGS))),
+        "retry" => run_async(calls, || retried(black_box(ARGS))),
+        "retry-unrecorded" => run_async(calls, || retried_unrecorded(black_box(ARGS))),
+        "policy" => run_async(calls, || {
+            let args = black_box(ARGS);
+            POLICY.retry(move || plain(args))
+        }),
+        "backon" => run_async(calls, || {
+            let args = black_box(ARGS);
+            (move || plain(args))
+                .retry(ExponentialBuilder::default())
+                .when(retryable)
+        }),
+        "tokio-retry2" => run_async(calls, || {
+            let args = black_box(ARGS);
+            let strategy = ExponentialFactorBackoff::from_millis(200, 2.0).take(2);
+            Retry::spawn(strategy, move || async move {
+                plain(args).await.map_err(RetryError::permanent)
+            })
+        }),
+        "plain-sync" => run_sync(calls, || plain_sync(black_box(ARGS))),
+        "retry-sync" => run_sync(calls, || retried_sync(black_box(ARGS))),
+        "retry-unrecorded-sync" => run_sync(calls, || retried_unrecorded_sync(black_box(ARGS))),
+        "policy-sync" => run_sync(calls, || {
+            let args = black_box(ARGS);
+            POLICY.retry_blocking(|| plain_sync(args))
+        }),
+        "backon-sync" => run_sync(calls, || {
+            let args = black_box(ARGS);
+            (|| plain_sync(args))
+                .retry(ExponentialBuilder::default())
+                .when(retryable)
+                .call()
+        }),
+        "loop-two" => run_async(calls, || async move {
+            failures.set(2);
+            let args = black_box(ARGS);
+            let mut result = flaky(args, failures).await;
+            for _ in 1..3 {
+                match &result {
+                    Err(error) if retryable(error) => result = flaky(args, failures).await,
+                    _ => break,
+                }
+            }
+            result
+        }),
+        "policy-two" => run_async(calls, || {
+            failures.set(2);
+            let args = black_box(ARGS);
+            POLICY_ZERO.retry(move || flaky(args, failures))
+        }),
+        "backon-two" => run_async(calls, || {
+            failures.set(2);
+            let args = black_box(ARGS);
+            (move || flaky(args, failures))
+                .retry(backon_two())
+                .when(retryable)
+        }),
+        "tokio-retry2-two" => run_async(calls, || {
+            failures.set(2);
+            let args = black_box(ARGS);
+            let strategy = FixedInterval::new(Duration::ZERO).take(2);
+            Retry::spawn(strategy, move || async move {
+                for_tokio_retry2(flaky(args, failures).await)
+            })
+        }),
+        "loop-two-sync" => run_sync(calls, || {
+            failures.set(2);
+            let args = black_box(ARGS);
+            let mut result = flaky_key(args, failures);
+            for _ in 1..3 {
+                match &result {
+                    Err(error) if retryable(error) => result = flaky_key(args, failures),
+                    _ => break,
+                }
+            }
+            result
+        }),
+        "policy-two-sync" => run_sync(calls, || {
+            failures.set(2);
+            let args = black_box(ARGS);
+            POLICY_ZERO.retry_blocking(|| flaky_key(args, failures))
+        }),
+        "backon-two-sync" => run_sync(calls, || {
+            failures.set(2);
+            let args = black_box(ARGS);
+            (move || flaky_key(args, failures))
+                .retry(backon_two())
+                .when(retryable)
+                .call()
+        }),
+        other => panic!("TENACIOUS_VARIANT: no variant {other:?}; one of {VARIANTS:?}"),
+    }
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The happy path, and two retries at zero delay, in instructions per call,
+# counted by valgrind's callgrind:
+# the same count on every run of the same build, whatever else the machine
+# is doing, where the timings of `cargo bench --bench overhead` drift.
+#
+# Builds `benches/instructions.rs` (release, as `cargo bench` does), then
+# runs each variant under callgrind twice, with CALLS and 2 x CALLS calls,
+# and prints (total(2 x CALLS) - total(CALLS)) / CALLS: one call and the
+# loop around it, without the start-up. The last column is the difference
+# from the first row of the same kind: the plain call for the happy path,
+# the loop written by hand for the two retries (`-two`), async or sync.
+#
+# Usage: scripts/instructions.sh [VARIANT ...]   (default: all of them)
+# Environment: CALLS (10000). Needs valgrind.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+calls=${CALLS:-10000}
+command -v valgrind > /dev/null || { echo "instructions.sh: valgrind is not installed" >&2; exit 1; }
+
+bin=$(cd "$repo" && cargo bench --bench instructions --no-run --message-format=json 2> /dev/null |
+  sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+[ -x "$bin" ] || { echo "instructions.sh: could not build benches/instructions.rs" >&2; exit 1; }
+
+variants=("$@")
+if [ ${#variants[@]} -eq 0 ]; then
+  variants=(plain retry retry-unrecorded policy backon tokio-retry2
+    plain-sync retry-sync retry-unrecorded-sync policy-sync backon-sync
+    loop-two policy-two backon-two tokio-retry2-two
+    loop-two-sync policy-two-sync backon-two-sync)
+fi
+
+# Total instructions of a run of variant $1 making $2 calls.
+total() {
+  TENACIOUS_VARIANT=$1 TENACIOUS_CALLS=$2 valgrind --tool=callgrind \
+    --callgrind-out-file=/dev/null "$bin" 2>&1 |
+    sed -n 's/.*refs: *\([0-9,]*\).*/\1/p' | tr -d ,
+}
+
+per_call() {
+  local once twice
+  once=$(total "$1" "$calls")
+  twice=$(total "$1" $((2 * calls)))
+  echo $(((twice - once + calls / 2) / calls))
+}
+
+printf '| variant | instructions per call | over the first of its kind |\n|---|---:|---:|\n'
+declare -A first=()
+for variant in "${variants[@]}"; do
+  n=$(per_call "$variant")
+  case $variant in
+    *-two-sync) kind=two-sync ;;
+    *-two) kind=two ;;
+    *-sync) kind=sync ;;
+    *) kind=async ;;
+  esac
+  case $variant in
+    plain | plain-sync | loop-two | loop-two-sync) first[$kind]=$n ;;
+  esac
+  base=${first[$kind]:-}
+  if [ -n "$base" ]; then over=$(printf '%+d' $((n - base))); else over='—'; fi
+  printf '| %s | %d | %s |\n' "$variant" "$n" "$over"
+done
