@@ -10,8 +10,9 @@
 //! instructions of one call and of the loop around it. Run without a
 //! variant it lists them.
 //!
-//! The body is the `overhead` bench's (check the arguments, FNV-1a hash
-//! them), about 150 instructions. The `-two` variants fail twice with a
+//! The body and the fns under test are the `overhead` bench's (in
+//! `benches/common`): check the arguments, FNV-1a hash them, about 150
+//! instructions. The `-two` variants fail twice with a
 //! transient error, then succeed, waiting zero between attempts (`Policy`,
 //! backon, tokio-retry2, or a loop written by hand): the retry path
 //! without a timer, whose cost a timer would bury. Each variant is called from one place,
@@ -24,70 +25,27 @@ use std::future::Future;
 use std::hint::black_box;
 use std::time::Duration;
 
-use backon::{BlockingRetryable, ExponentialBuilder, Retryable};
-use tenacious::{Classify, ErrorClass, Jitter, Policy, retry};
+use backon::{BlockingRetryable, Retryable};
+use tenacious::retry;
+use tokio_retry2::Retry;
 use tokio_retry2::strategy::{ExponentialFactorBackoff, FixedInterval};
-use tokio_retry2::{Retry, RetryError};
 
-/// A tool call's arguments, as a model would send them.
-const ARGS: &str = r#"{"query":"rust retry","limit":10}"#;
+mod common;
+use common::{
+    ARGS, POLICY, POLICY_ZERO, ToolError, backon_default, backon_two, cache_key, flaky, flaky_key,
+    for_tokio_retry2, plain, plain_sync, retryable,
+};
 
-#[derive(Debug, Classify)]
-enum ToolError {
-    #[classify(transient)]
-    Timeout,
-    #[classify(invalid)]
-    BadArguments,
-}
-
-/// The call's own work: reject empty arguments, FNV-1a hash the rest.
-#[inline]
-fn cache_key(args: &str) -> Result<u64, ToolError> {
-    if args.is_empty() {
-        return Err(ToolError::BadArguments);
-    }
-    Ok(args.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    }))
-}
-
-/// Fails with `Timeout` while `failures` is above zero, counting it down.
-#[inline]
-fn flaky_key(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
-    let left = failures.get();
-    if left > 0 {
-        failures.set(left - 1);
-        return Err(ToolError::Timeout);
-    }
-    cache_key(args)
-}
-
-async fn flaky(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
-    flaky_key(args, failures)
-}
-
-fn retryable(error: &ToolError) -> bool {
-    matches!(
-        error.classify(),
-        ErrorClass::Transient | ErrorClass::RateLimited
-    )
-}
-
-async fn plain(args: &str) -> Result<u64, ToolError> {
-    cache_key(args)
-}
+// The fns under test, here beside their callers (see `common`).
 
 #[retry]
 async fn retried(args: &str) -> Result<u64, ToolError> {
     cache_key(args)
 }
 
+/// `retried` without its statistics record.
 #[retry(stats = false)]
 async fn retried_unrecorded(args: &str) -> Result<u64, ToolError> {
-    cache_key(args)
-}
-
-fn plain_sync(args: &str) -> Result<u64, ToolError> {
     cache_key(args)
 }
 
@@ -96,32 +54,10 @@ fn retried_sync(args: &str) -> Result<u64, ToolError> {
     cache_key(args)
 }
 
+/// `retried_sync` without its statistics record.
 #[retry(stats = false)]
 fn retried_unrecorded_sync(args: &str) -> Result<u64, ToolError> {
     cache_key(args)
-}
-
-/// The `#[retry]` defaults, as a `Policy`.
-const POLICY: Policy = Policy::new();
-/// Three attempts without waiting, and without jitter.
-const POLICY_ZERO: Policy = Policy::new().base(Duration::ZERO).jitter(Jitter::None);
-
-/// backon: two retries, waiting zero.
-fn backon_two() -> ExponentialBuilder {
-    ExponentialBuilder::default()
-        .with_min_delay(Duration::ZERO)
-        .with_max_times(2)
-}
-
-/// tokio-retry2 wants the retry decision in the error itself.
-fn for_tokio_retry2<T>(result: Result<T, ToolError>) -> Result<T, RetryError<ToolError>> {
-    result.map_err(|error| {
-        if retryable(&error) {
-            RetryError::transient(error)
-        } else {
-            RetryError::permanent(error)
-        }
-    })
 }
 
 /// Makes `calls` calls on a current-thread runtime with a paused clock, as
@@ -192,14 +128,14 @@ fn main() {
         "backon" => run_async(calls, || {
             let args = black_box(ARGS);
             (move || plain(args))
-                .retry(ExponentialBuilder::default())
+                .retry(backon_default())
                 .when(retryable)
         }),
         "tokio-retry2" => run_async(calls, || {
             let args = black_box(ARGS);
             let strategy = ExponentialFactorBackoff::from_millis(200, 2.0).take(2);
             Retry::spawn(strategy, move || async move {
-                plain(args).await.map_err(RetryError::permanent)
+                for_tokio_retry2(plain(args).await)
             })
         }),
         "plain-sync" => run_sync(calls, || plain_sync(black_box(ARGS))),
@@ -212,7 +148,7 @@ fn main() {
         "backon-sync" => run_sync(calls, || {
             let args = black_box(ARGS);
             (|| plain_sync(args))
-                .retry(ExponentialBuilder::default())
+                .retry(backon_default())
                 .when(retryable)
                 .call()
         }),
@@ -237,7 +173,7 @@ fn main() {
             failures.set(2);
             let args = black_box(ARGS);
             (move || flaky(args, failures))
-                .retry(backon_two())
+                .retry(backon_two(Duration::ZERO))
                 .when(retryable)
         }),
         "tokio-retry2-two" => run_async(calls, || {
@@ -269,7 +205,7 @@ fn main() {
             failures.set(2);
             let args = black_box(ARGS);
             (move || flaky_key(args, failures))
-                .retry(backon_two())
+                .retry(backon_two(Duration::ZERO))
                 .when(retryable)
                 .call()
         }),

@@ -37,70 +37,21 @@ use std::hint::black_box;
 use std::mem::size_of_val;
 use std::time::{Duration, Instant};
 
-use backon::{BlockingRetryable, ExponentialBuilder, Retryable};
+use backon::{BlockingRetryable, Retryable};
 use criterion::{BenchmarkId, Criterion};
-use tenacious::{Classify, ErrorClass, Jitter, Policy, retry};
+use tenacious::retry;
 use tokio::runtime::Runtime;
+use tokio_retry2::Retry;
 use tokio_retry2::strategy::{ExponentialFactorBackoff, FixedInterval, LinearBackoff};
-use tokio_retry2::{Retry, RetryError};
 
-/// A tool call's arguments, as a model would send them.
-const ARGS: &str = r#"{"query":"rust retry","limit":10}"#;
-
-#[derive(Debug, Classify)]
-enum ToolError {
-    #[classify(transient)]
-    Timeout,
-    #[classify(invalid)]
-    BadArguments,
-}
-
-/// The call's own work: reject empty arguments, FNV-1a hash the rest.
-#[inline]
-fn cache_key(args: &str) -> Result<u64, ToolError> {
-    if args.is_empty() {
-        return Err(ToolError::BadArguments);
-    }
-    Ok(args.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    }))
-}
-
-/// Fails with `Timeout` while `failures` is above zero, counting it down.
-#[inline]
-fn flaky_key(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
-    let left = failures.get();
-    if left > 0 {
-        failures.set(left - 1);
-        return Err(ToolError::Timeout);
-    }
-    cache_key(args)
-}
-
-fn retryable(error: &ToolError) -> bool {
-    matches!(
-        error.classify(),
-        ErrorClass::Transient | ErrorClass::RateLimited
-    )
-}
-
-/// tokio-retry2 wants the retry decision in the error itself.
-fn for_tokio_retry2<T>(result: Result<T, ToolError>) -> Result<T, RetryError<ToolError>> {
-    result.map_err(|error| {
-        if retryable(&error) {
-            RetryError::transient(error)
-        } else {
-            RetryError::permanent(error)
-        }
-    })
-}
+mod common;
+use common::{
+    ARGS, POLICY, POLICY_ZERO, ToolError, backon_default, backon_two, cache_key, flaky, flaky_key,
+    for_tokio_retry2, plain, plain_sync, retryable,
+};
 
 // The async fns under test. `#[retry]` keeps its defaults on the happy path
 // (3 attempts, 200 ms base, full jitter).
-
-async fn plain(args: &str) -> Result<u64, ToolError> {
-    cache_key(args)
-}
 
 #[retry]
 async fn retried(args: &str) -> Result<u64, ToolError> {
@@ -132,17 +83,9 @@ impl Future for PlainOutOfLine<'_> {
     }
 }
 
-async fn flaky(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
-    flaky_key(args, failures)
-}
-
 #[retry(max = 3, base = "1ns", jitter = "none")]
 async fn flaky_retried(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
     flaky_key(args, failures)
-}
-
-fn plain_sync(args: &str) -> Result<u64, ToolError> {
-    cache_key(args)
 }
 
 /// `plain_sync`, never inlined (see [`PlainOutOfLine`]).
@@ -156,6 +99,7 @@ fn retried_sync(args: &str) -> Result<u64, ToolError> {
     cache_key(args)
 }
 
+/// `retried_sync` without its statistics record.
 #[retry(stats = false)]
 fn retried_unrecorded_sync(args: &str) -> Result<u64, ToolError> {
     cache_key(args)
@@ -164,24 +108,6 @@ fn retried_unrecorded_sync(args: &str) -> Result<u64, ToolError> {
 #[retry(max = 3, base = "1ns", jitter = "none")]
 fn flaky_retried_sync(args: &str, failures: &Cell<u32>) -> Result<u64, ToolError> {
     flaky_key(args, failures)
-}
-
-/// The `#[retry]` defaults, as a `Policy`.
-const POLICY: Policy = Policy::new();
-/// Three attempts without waiting, and without jitter (as backon's
-/// default and `flaky_retried`).
-const POLICY_ZERO: Policy = Policy::new().base(Duration::ZERO).jitter(Jitter::None);
-
-/// backon's defaults (3 retries, exponential from 1 s, no jitter).
-fn backon_default() -> ExponentialBuilder {
-    ExponentialBuilder::default()
-}
-
-/// Two retries, waiting 1 ns then 2 ns (or zero), as `flaky_retried`.
-fn backon_two(min_delay: Duration) -> ExponentialBuilder {
-    ExponentialBuilder::default()
-        .with_min_delay(min_delay)
-        .with_max_times(2)
 }
 
 fn runtime() -> Runtime {
