@@ -45,20 +45,24 @@ per_call() {
   echo $(((twice - once + calls / 2) / calls))
 }
 
+# A variant the binary does not know makes it panic with the list.
+for variant in "${variants[@]}"; do
+  TENACIOUS_VARIANT=$variant TENACIOUS_CALLS=1 "$bin" > /dev/null
+done
+
 printf '| variant | instructions per call | over the first of its kind |\n|---|---:|---:|\n'
+# The first row of each kind, what the others are compared with; measured
+# once, when first needed (so `instructions.sh retry` counts `plain` too).
 declare -A first=()
 for variant in "${variants[@]}"; do
+  case $variant in
+    *-two-sync) base_variant=loop-two-sync ;;
+    *-two) base_variant=loop-two ;;
+    *-sync) base_variant=plain-sync ;;
+    *) base_variant=plain ;;
+  esac
   n=$(per_call "$variant")
-  case $variant in
-    *-two-sync) kind=two-sync ;;
-    *-two) kind=two ;;
-    *-sync) kind=sync ;;
-    *) kind=async ;;
-  esac
-  case $variant in
-    plain | plain-sync | loop-two | loop-two-sync) first[$kind]=$n ;;
-  esac
-  base=${first[$kind]:-}
-  if [ -n "$base" ]; then over=$(printf '%+d' $((n - base))); else over='—'; fi
-  printf '| %s | %d | %s |\n' "$variant" "$n" "$over"
+  [ "$variant" = "$base_variant" ] && first[$base_variant]=$n
+  [ -n "${first[$base_variant]:-}" ] || first[$base_variant]=$(per_call "$base_variant")
+  printf '| %s | %d | %+d |\n' "$variant" "$n" $((n - first[$base_variant]))
 done
