@@ -557,16 +557,17 @@ async fn failure_records_every_attempt_and_tells_the_story() {
         records,
         [
             (1, ErrorClass::Transient, "Reset", Some(100 * MS)),
-            (2, ErrorClass::RateLimited, "Busy", Some(2 * SEC)),
+            // The hint, plus the second retry's backoff on top.
+            (2, ErrorClass::RateLimited, "Busy", Some(2 * SEC + 200 * MS)),
             (3, ErrorClass::Transient, "Reset", None),
         ]
     );
     assert_eq!(
         failure.to_string(),
         "gave up after 3 attempts (exhausted): transient Reset, waited 100ms; \
-         rate_limited Busy, waited 2s; transient Reset"
+         rate_limited Busy, waited 2.2s; transient Reset"
     );
-    assert_eq!(failure.waited(), 2 * SEC + 100 * MS);
+    assert_eq!(failure.waited(), 2 * SEC + 300 * MS);
     assert_eq!(*failure.last(), ToolError::Reset);
     // `Failure` is `Classify` as its last error.
     assert_eq!(failure.classify(), ErrorClass::Transient);

@@ -256,7 +256,8 @@ fn a_server_hint_is_the_delay_and_one_too_long_an_error_at_once() {
     assert_eq!(events[0].level, Level::WARN);
     assert_eq!(events[0].str("class"), "rate_limited");
     assert_eq!(events[0].str("variant"), "TooManyRequests");
-    assert_eq!(events[0].u64("delay_ms"), 2000);
+    // The hint, plus the backoff (10 ms, without jitter) on top.
+    assert_eq!(events[0].u64("delay_ms"), 2010);
 
     let too_long = TooManyRequests(Duration::from_secs(60));
     let (result, events) =

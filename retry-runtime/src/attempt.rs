@@ -9,19 +9,16 @@
 use std::cell::Cell;
 use std::fmt;
 use std::future::Future;
+use std::hash::Hasher;
 use std::marker::PhantomData;
-use std::num::NonZeroU64;
 use std::pin::Pin;
 use std::ptr;
 use std::str::FromStr;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use rand::Rng;
-use tokio::time::Instant;
-
-use crate::backoff::with_thread_rng;
-use crate::engine::Engine;
+use crate::call_key::ArgHasher;
+use crate::engine::{Engine, now_on};
 
 /// A key that is the same for every attempt of one logical call and
 /// different between calls: send it as an `Idempotency-Key` header (or store
@@ -30,8 +27,11 @@ use crate::engine::Engine;
 /// with the stored result instead of acting again.
 ///
 /// Inside a retried call, [`Attempt::current`] gives it. A call's key is
-/// random (a version 4 UUID, drawn once per call from a per-thread RNG, with
-/// no system call and no allocation). A key that must survive a restart of
+/// random: a version 4 UUID, drawn once per call, when an attempt first
+/// asks for it, from the operating system's CSPRNG (one `getrandom` call,
+/// no allocation), so it cannot be guessed, and neither
+/// [`seed_jitter`](crate::seed_jitter) nor `fork` makes two calls share
+/// one. A key that must survive a restart of
 /// the process comes from [`derive`](IdempotencyKey::derive). Its `Display`
 /// is the UUID form, 8-4-4-4-12 lowercase hex digits.
 ///
@@ -102,18 +102,31 @@ impl IdempotencyKey {
         Self(value)
     }
 
-    /// A random version 4 UUID from this thread's RNG.
+    /// A random version 4 UUID: 122 bits from the operating system's
+    /// CSPRNG (`getrandom`), read afresh for every key. Never from the
+    /// jitter RNG, which [`seed_jitter`](crate::seed_jitter) makes
+    /// repeatable: seeding it changes no key, drawing a key shifts no
+    /// delay, and threads, processes and a `fork`ed child (which shares its
+    /// parent's memory, but not the kernel's next bytes) never repeat one
+    /// another's keys.
     pub(crate) fn random() -> Self {
-        let bits =
-            with_thread_rng(|rng| (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64()));
-        Self(with_version(bits, 4))
+        let mut bytes = [0u8; 16];
+        if getrandom::fill(&mut bytes).is_err() {
+            bytes = fallback_entropy();
+        }
+        Self(with_version(u128::from_be_bytes(bytes), 4))
     }
 
-    /// The key of the `ordinal`-th (0-based) retried call, to fn `name`,
-    /// made by the attempt whose call has this key.
-    pub(crate) fn child(self, name: &str, ordinal: u32) -> Self {
-        let mut digits = [0u8; 10];
-        Self::v5(self, name.as_bytes(), decimal(ordinal, &mut digits))
+    /// The key of a retried call to fn `name`, made by an attempt of the
+    /// call that has this key: `fingerprint` hashes the call's arguments
+    /// (see [`ArgHasher`]), and `place` tells apart calls whose fingerprint
+    /// is incomplete (0 for a complete one).
+    pub(crate) fn child(self, name: &str, fingerprint: u64, place: u32) -> Self {
+        let place_bytes = place.to_be_bytes();
+        let mut place = [0u8; 12];
+        place[..8].copy_from_slice(&fingerprint.to_be_bytes());
+        place[8..].copy_from_slice(&place_bytes);
+        Self::v5(self, name.as_bytes(), &place)
     }
 
     /// UUID version 5 of the name `"{len(a)}:{a}{b}"` in `namespace`.
@@ -130,6 +143,33 @@ impl IdempotencyKey {
         first.copy_from_slice(&digest[..16]);
         Self(with_version(u128::from_be_bytes(first), 5))
     }
+}
+
+/// 16 bytes for a key when the OS's random source fails, which on the
+/// platforms std supports it does not in practice: two SipHash outputs
+/// keyed by std's per-process random keys, over a process-wide counter and
+/// the time, so keys still differ between calls and processes (but are not
+/// cryptographically strong).
+#[cold]
+fn fallback_entropy() -> [u8; 16] {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let keys = std::hash::RandomState::new();
+    let half = |salt: u64| {
+        let mut hasher = keys.build_hasher();
+        hasher.write_u64(salt);
+        hasher.write_u64(count);
+        hasher.write_u128(now);
+        hasher.write_u32(std::process::id());
+        hasher.finish()
+    };
+    let bits = (u128::from(half(1)) << 64) | u128::from(half(2));
+    bits.to_be_bytes()
 }
 
 /// `bits` with the UUID version nibble set to `version` and the RFC 9562
@@ -244,7 +284,10 @@ impl FromStr for IdempotencyKey {
 pub struct Attempt {
     number: u32,
     max: u32,
-    start: Instant,
+    start: std::time::Instant,
+    /// The call keeps time on the system clock (it sleeps the thread), not
+    /// on tokio's.
+    system_clock: bool,
     key: IdempotencyKey,
 }
 
@@ -256,11 +299,15 @@ impl Attempt {
     /// starts its clock (see [`elapsed`](Attempt::elapsed)).
     #[must_use]
     pub fn current() -> Option<Self> {
-        with_current(|frame| Self {
-            number: frame.engine.attempt_number(),
-            max: frame.engine.max(),
-            start: frame.engine.started(),
-            key: frame.engine.key(),
+        with_current(|frame| {
+            let (start, system_clock) = frame.engine.clock_start();
+            Self {
+                number: frame.engine.attempt_number(),
+                max: frame.engine.max(),
+                start,
+                system_clock,
+                key: frame.engine.key(),
+            }
         })
     }
 
@@ -278,7 +325,8 @@ impl Attempt {
     }
 
     /// How long the logical call has been running at the moment this is
-    /// called, on tokio's clock (so it follows a paused test clock).
+    /// called, on the clock it sleeps on: tokio's for an async call (so it
+    /// follows a paused test clock), the system's for a sync one.
     ///
     /// With a `deadline` or a `timeout` the clock starts when the first
     /// attempt does. Without either, the retry loop reads no clock of its
@@ -308,7 +356,7 @@ impl Attempt {
     /// ```
     #[must_use]
     pub fn elapsed(&self) -> Duration {
-        self.start.elapsed()
+        now_on(self.system_clock).saturating_duration_since(self.start)
     }
 
     /// The key every attempt of this logical call shares.
@@ -320,41 +368,38 @@ impl Attempt {
 
 /// The context of a running attempt: its call's engine, mutably borrowed,
 /// so the clock (once read) and the key (once drawn) land there at once,
-/// and a count of the retried calls the attempt has started. Made afresh
-/// for each attempt, beside its future; the thread-local points at it while
-/// the attempt runs. Two words: the attempt's number and limit are read
-/// from the engine only when asked for, so the happy path writes nothing
-/// else.
+/// and a count of the retried calls it started whose arguments could not
+/// all be fingerprinted. Made afresh for each attempt, beside its future;
+/// the thread-local points at it while the attempt runs. Two words: the
+/// attempt's number and limit are read from the engine only when asked
+/// for, so the happy path writes nothing else.
 #[derive(Debug)]
 pub(crate) struct Frame<'e, 'p> {
     pub(crate) engine: &'e mut Engine<'p>,
-    /// Retried calls this attempt has started, for their keys.
-    pub(crate) calls: u32,
+    /// Retried calls this attempt started with an incomplete fingerprint.
+    pub(crate) unnamed_calls: u32,
 }
 
-/// A call's key once drawn, in 16 bytes aligned to 8: an
-/// `Option<IdempotencyKey>` takes 32 (a `u128` is aligned to 16 on x86-64),
-/// and every retried future holds two (in its engine and its attempt's
-/// frame). The keys a call draws or derives are UUIDs of version 4 or 5,
-/// whose high half is never zero, so a zero high half means "none yet".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct KeySlot(Option<(NonZeroU64, u64)>);
-
-impl KeySlot {
-    /// Holds `key`; empty for `None` (or a key whose high half is zero,
-    /// which no call draws or derives: one would be drawn anew).
-    #[inline]
-    pub(crate) fn holding(key: Option<IdempotencyKey>) -> Self {
-        Self(key.and_then(|key| {
-            let [high, low] = [(key.0 >> 64) as u64, key.0 as u64];
-            NonZeroU64::new(high).map(|high| (high, low))
-        }))
-    }
-
-    #[inline]
-    pub(crate) fn get(self) -> Option<IdempotencyKey> {
-        self.0
-            .map(|(high, low)| IdempotencyKey((u128::from(high.get()) << 64) | u128::from(low)))
+impl Frame<'_, '_> {
+    /// The key of a retried call to `name` started by this attempt, whose
+    /// arguments `args` fingerprinted.
+    ///
+    /// A complete fingerprint (every argument but the receiver and `&mut`
+    /// ones hashed) names the call by what it asks for: the same on every
+    /// attempt whatever other calls the attempt skips, adds or reorders,
+    /// and shared by calls of one fn with equal arguments, which are one
+    /// request. Otherwise the call is told apart by its place among this
+    /// attempt's calls with incomplete fingerprints.
+    #[cold]
+    fn nested_key(&mut self, name: &str, args: &ArgHasher) -> IdempotencyKey {
+        let place = if args.is_complete() {
+            0
+        } else {
+            let ordinal = self.unnamed_calls;
+            self.unnamed_calls = ordinal.saturating_add(1);
+            ordinal
+        };
+        self.engine.key().child(name, args.finish(), place)
     }
 }
 
@@ -365,14 +410,22 @@ thread_local! {
     // (The lifetimes are erased: `with_current` lends the frame out under
     // lifetimes of its own.)
     static CURRENT: Cell<*mut Frame<'static, 'static>> = const { Cell::new(ptr::null_mut()) };
+    // The tokio task that set `CURRENT` (`None` outside a task): a task
+    // that a `LocalSet` or a runtime driven inside the attempt polls on
+    // this thread, while `CURRENT` is set, is another task and sees no
+    // attempt.
+    static CURRENT_TASK: Cell<Option<tokio::task::Id>> = const { Cell::new(None) };
 }
 
 /// Runs `f` on the running attempt's frame, if an attempt runs on this
-/// thread.
+/// thread, in this task.
 #[inline]
 #[allow(unsafe_code)]
 fn with_current<T>(f: impl FnOnce(&mut Frame<'_, '_>) -> T) -> Option<T> {
     let frame = CURRENT.try_with(Cell::get).ok()?.cast::<Frame<'_, '_>>();
+    if frame.is_null() || CURRENT_TASK.try_with(Cell::get).ok()? != tokio::task::try_id() {
+        return None;
+    }
     // SAFETY: a non-null pointer was set by a live `Scope`, whose frame is
     // mutably borrowed, and touched by nothing else, while the scope lasts
     // (see `Scope`), and its lifetimes outlive the scope. `f` takes the
@@ -382,19 +435,28 @@ fn with_current<T>(f: impl FnOnce(&mut Frame<'_, '_>) -> T) -> Option<T> {
     unsafe { frame.as_mut() }.map(f)
 }
 
-/// If a retried call is running on this thread, counts a new call started
-/// by its attempt and returns that call's key.
+/// If a retried call is running on this thread, in this task, counts a new
+/// call to fn `name` started by its attempt and returns that call's key:
+/// derived from the attempt's key, `name` and the fingerprint `args`
+/// writes of the call's arguments (see `Frame::nested_key`). `args` runs
+/// only then.
 #[inline]
-pub(crate) fn enter_nested(name: &str) -> Option<IdempotencyKey> {
+pub(crate) fn enter_nested(
+    name: &str,
+    args: impl FnOnce(&mut ArgHasher),
+) -> Option<IdempotencyKey> {
     // Outside any attempt (the common case) this is one thread-local read.
-    with_current(|frame| nested_key(frame, name))
+    with_current(|frame| {
+        let mut hasher = ArgHasher::new();
+        args(&mut hasher);
+        frame.nested_key(name, &hasher)
+    })
 }
 
-#[cold]
-fn nested_key(frame: &mut Frame<'_, '_>, name: &str) -> IdempotencyKey {
-    let ordinal = frame.calls;
-    frame.calls = frame.calls.saturating_add(1);
-    frame.engine.key().child(name, ordinal)
+/// Whether an attempt of a retried call runs on this thread, in this task.
+#[inline]
+pub(crate) fn in_attempt() -> bool {
+    with_current(|_| ()).is_some()
 }
 
 /// Points this thread's context at a frame until the scope ends, then
@@ -402,6 +464,7 @@ fn nested_key(frame: &mut Frame<'_, '_>, name: &str) -> IdempotencyKey {
 /// not leave its frame behind).
 struct Scope<'f, 'e, 'p> {
     prev: *mut Frame<'static, 'static>,
+    prev_task: Option<tokio::task::Id>,
     frame: PhantomData<&'f mut Frame<'e, 'p>>,
 }
 
@@ -414,8 +477,13 @@ impl<'f, 'e, 'p> Scope<'f, 'e, 'p> {
         let prev = CURRENT
             .try_with(|current| current.replace(frame))
             .unwrap_or(ptr::null_mut());
+        let task = tokio::task::try_id();
+        let prev_task = CURRENT_TASK
+            .try_with(|current| current.replace(task))
+            .unwrap_or(None);
         Self {
             prev,
+            prev_task,
             frame: PhantomData,
         }
     }
@@ -425,6 +493,7 @@ impl Drop for Scope<'_, '_, '_> {
     #[inline]
     fn drop(&mut self) {
         let _ = CURRENT.try_with(|current| current.set(self.prev));
+        let _ = CURRENT_TASK.try_with(|current| current.set(self.prev_task));
     }
 }
 
@@ -486,15 +555,15 @@ mod tests {
     }
 
     #[test]
-    fn children_differ_by_name_and_ordinal_and_are_stable() {
+    fn children_differ_by_name_fingerprint_and_occurrence_and_are_stable() {
         let parent = IdempotencyKey::derive("t", "c");
-        assert_eq!(parent.child("f", 0), parent.child("f", 0));
-        assert_ne!(parent.child("f", 0), parent.child("f", 1));
-        assert_ne!(parent.child("f", 0), parent.child("g", 0));
-        assert_ne!(parent.child("f", 1), parent.child("f1", 0));
+        assert_eq!(parent.child("f", 1, 0), parent.child("f", 1, 0));
+        assert_ne!(parent.child("f", 1, 0), parent.child("f", 1, 1));
+        assert_ne!(parent.child("f", 1, 0), parent.child("f", 2, 0));
+        assert_ne!(parent.child("f", 1, 0), parent.child("g", 1, 0));
         let other = IdempotencyKey::derive("t", "d");
-        assert_ne!(parent.child("f", 0), other.child("f", 0));
-        assert_eq!(&parent.child("f", 7).to_string()[14..15], "5");
+        assert_ne!(parent.child("f", 1, 0), other.child("f", 1, 0));
+        assert_eq!(&parent.child("f", 1, 7).to_string()[14..15], "5");
     }
 
     #[test]
@@ -525,16 +594,16 @@ mod tests {
         );
     }
 
-    use crate::engine::Engine;
+    use crate::engine::{Clock, Engine};
 
     const POLICY: crate::Policy = crate::Policy::new();
 
     #[test]
     fn the_frame_is_restored_after_a_panicking_attempt() {
-        let mut outer = Engine::new(&POLICY);
+        let mut outer = Engine::new(&POLICY, Clock::System);
         scoped_blocking(&mut outer.frame(), || {
             let outer_key = Attempt::current().unwrap().idempotency_key();
-            let mut inner = Engine::new(&POLICY);
+            let mut inner = Engine::new(&POLICY, Clock::System);
             let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 scoped_blocking(&mut inner.frame(), || {
                     assert!(Attempt::current().is_some());
@@ -553,25 +622,39 @@ mod tests {
 
     #[test]
     fn frames_nest_and_unnest() {
-        let mut outer = Engine::new(&POLICY);
+        let mut outer = Engine::new(&POLICY, Clock::System);
         let mut frame = outer.frame();
         let mut nested = Vec::new();
+        let hashed = |h: &mut ArgHasher| h.write_u8(1);
+        let unhashed = |h: &mut ArgHasher| h.mark_incomplete();
         scoped_blocking(&mut frame, || {
-            let mut inner = Engine::named(&POLICY, "inner");
+            let mut inner = Engine::named(&POLICY, "inner", Clock::System, hashed);
             scoped_blocking(&mut inner.frame(), || {
                 let attempt = Attempt::current().unwrap();
                 nested.push(attempt.idempotency_key());
                 assert_eq!((attempt.number(), attempt.max()), (1, 1));
             });
-            nested.push(enter_nested("inner").unwrap());
+            nested.push(enter_nested("inner", hashed).unwrap());
+            nested.push(enter_nested("inner", unhashed).unwrap());
+            nested.push(enter_nested("inner", unhashed).unwrap());
             let attempt = Attempt::current().unwrap();
             assert_eq!((attempt.number(), attempt.max()), (1, 3));
         });
-        assert_eq!(frame.calls, 2);
-        assert_ne!(nested[0], nested[1], "the second call has its own key");
+        assert_eq!(nested[0], nested[1], "equal arguments, one request");
+        assert_ne!(
+            nested[2], nested[3],
+            "unhashed arguments are told apart by place"
+        );
+        assert_eq!(frame.unnamed_calls, 2);
         let drawn = outer.key();
-        assert_eq!(nested[0], drawn.child("inner", 0));
-        assert_eq!(nested[1], drawn.child("inner", 1));
+        let fingerprint = |f: &dyn Fn(&mut ArgHasher)| {
+            let mut hasher = ArgHasher::new();
+            f(&mut hasher);
+            hasher.finish()
+        };
+        assert_eq!(nested[0], drawn.child("inner", fingerprint(&hashed), 0));
+        assert_eq!(nested[2], drawn.child("inner", fingerprint(&unhashed), 0));
+        assert_eq!(nested[3], drawn.child("inner", fingerprint(&unhashed), 1));
         assert!(Attempt::current().is_none());
     }
 }

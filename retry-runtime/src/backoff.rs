@@ -58,11 +58,6 @@ impl Jitter {
     }
 }
 
-/// The longest extra wait added to a server's hint: a tenth of the hint, at
-/// most one second. Enough to spread clients that were all told the same
-/// `Retry-After`, small enough to stay close to what the server asked.
-pub(crate) const HINT_JITTER_MAX: u64 = 1_000_000_000;
-
 /// Converts to nanoseconds, saturating at `u64::MAX` (about 584 years).
 // `u64::try_from` is not `const`; the cast is guarded by the comparison.
 #[allow(clippy::cast_possible_truncation)]
@@ -177,28 +172,6 @@ pub fn backoff_delay<R: Rng + ?Sized>(
         saturating_nanos(prev),
         rng,
     ))
-}
-
-/// The wait for a server hint of `hint` nanoseconds: the hint plus uniform
-/// in `[0, min(hint / 10, 1 s)]`, never less than the hint. `Jitter::None`
-/// adds nothing.
-pub(crate) fn after_hint<R: Rng + ?Sized>(jitter: Jitter, hint: u64, rng: &mut R) -> u64 {
-    match jitter {
-        Jitter::None => hint,
-        Jitter::Full | Jitter::Equal | Jitter::Decorrelated => {
-            hint.saturating_add(rng.random_range(0..=hint_jitter_bound(hint)))
-        }
-    }
-}
-
-/// The most [`after_hint`] adds to `hint`.
-pub(crate) const fn hint_jitter_bound(hint: u64) -> u64 {
-    let tenth = hint / 10;
-    if tenth < HINT_JITTER_MAX {
-        tenth
-    } else {
-        HINT_JITTER_MAX
-    }
 }
 
 thread_local! {
@@ -369,16 +342,6 @@ mod tests {
     }
 
     #[test]
-    fn hint_bound() {
-        assert_eq!(hint_jitter_bound(0), 0);
-        assert_eq!(hint_jitter_bound(2_000 * MS), 200 * MS);
-        assert_eq!(hint_jitter_bound(10_000 * MS), 1_000 * MS);
-        assert_eq!(hint_jitter_bound(u64::MAX), 1_000 * MS);
-        let mut r = rng(5);
-        assert_eq!(after_hint(Jitter::None, 3_000 * MS, &mut r), 3_000 * MS);
-    }
-
-    #[test]
     fn seeding_the_thread_rng_makes_it_repeat() {
         let draw = || with_thread_rng(|r| r.random_range(0..=u64::MAX));
         seed_jitter(11);
@@ -473,18 +436,6 @@ mod tests {
                 prop_assert!(d <= prev.saturating_mul(3).max(base));
                 prev = d;
             }
-        }
-
-        #[test]
-        fn hint_waits_at_least_the_hint_and_a_bounded_extra(
-            jitter in any_jitter(),
-            hint in any_nanos(),
-            seed in any::<u64>(),
-        ) {
-            let d = after_hint(jitter, hint, &mut rng(seed));
-            prop_assert!(d >= hint);
-            prop_assert!(d - hint <= hint_jitter_bound(hint));
-            prop_assert!(d - hint <= HINT_JITTER_MAX);
         }
 
         #[test]

@@ -3,10 +3,9 @@ use std::fmt;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use tokio::time::Instant;
-
-use crate::attempt::{Frame, IdempotencyKey, KeySlot, enter_nested};
+use crate::attempt::{Frame, IdempotencyKey, enter_nested, in_attempt};
 use crate::backoff::{self, with_thread_rng};
+use crate::call_key::ArgHasher;
 use crate::failure::{Failure, Provenance};
 use crate::observe::{self, FailedAttempt};
 use crate::{Classify, Elapsed, ErrorClass, Jitter, Nested, Policy, RetryBudget};
@@ -187,6 +186,43 @@ where
     }
 }
 
+/// [`step`] for a loop that holds the failed attempt's result through the
+/// wait (a call with a deadline): `Continue((delay, last))`, and after the
+/// wait [`resume`] returns `last` if the deadline leaves no room for
+/// another attempt.
+#[inline]
+pub fn step_held<R, W, N>(
+    engine: &mut Engine<'_>,
+    result: R,
+    when: W,
+    notify: N,
+) -> ControlFlow<R, (Duration, R)>
+where
+    R: RetryResult,
+    W: WhenFn<R::Error>,
+    N: NotifyFn<R::Error>,
+{
+    match engine.step_recording(result.into_result(), when, notify, |_, _, _, _| {}) {
+        ControlFlow::Break(result) => ControlFlow::Break(R::from_result(result)),
+        ControlFlow::Continue((delay, error)) => {
+            ControlFlow::Continue((delay, R::from_result(Err(error))))
+        }
+    }
+}
+
+/// After a retry's wait, before the next attempt: `Break(last)` — the
+/// call gives up with [`StopReason::Deadline`] and returns the last
+/// attempt's result — if the wait ended with less than a timer tick left
+/// before the deadline (a late wake-up); `Continue(())` to attempt again.
+#[inline]
+pub fn resume<R>(engine: &mut Engine<'_>, last: R) -> ControlFlow<R> {
+    if engine.late() {
+        ControlFlow::Break(last)
+    } else {
+        ControlFlow::Continue(())
+    }
+}
+
 /// [`Engine::step`] for a `#[retry]` fn declared to return
 /// `Result<T, Failure<E>>`: the attempt still returns `Result<T, E>`; each
 /// failed attempt is recorded in `provenance`, and a give-up returns the
@@ -198,6 +234,26 @@ pub fn step_failure<R, W, N>(
     when: W,
     notify: N,
 ) -> ControlFlow<Result<R::Ok, Failure<R::Error>>, Duration>
+where
+    R: RetryResult,
+    W: WhenFn<R::Error>,
+    N: NotifyFn<R::Error>,
+{
+    match step_failure_held(engine, provenance, result, when, notify) {
+        ControlFlow::Break(result) => ControlFlow::Break(result),
+        ControlFlow::Continue((delay, _)) => ControlFlow::Continue(delay),
+    }
+}
+
+/// [`step_failure`] holding the failed attempt's error through the wait,
+/// as [`step_held`]; after the wait, [`resume_failure`].
+pub fn step_failure_held<R, W, N>(
+    engine: &mut Engine<'_>,
+    provenance: &mut Provenance,
+    result: R,
+    when: W,
+    notify: N,
+) -> ControlFlow<Result<R::Ok, Failure<R::Error>>, (Duration, R::Error)>
 where
     R: RetryResult,
     W: WhenFn<R::Error>,
@@ -218,7 +274,22 @@ where
             let provenance = std::mem::take(provenance);
             ControlFlow::Break(Err(provenance.into_failure(stop, error)))
         }
-        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+        ControlFlow::Continue(held) => ControlFlow::Continue(held),
+    }
+}
+
+/// [`resume`] for a fn returning `Result<T, Failure<E>>`: a late give-up
+/// returns the [`Failure`] of the attempts made, stopped by the deadline.
+pub fn resume_failure<T, E: Classify>(
+    engine: &mut Engine<'_>,
+    provenance: &mut Provenance,
+    last: E,
+) -> ControlFlow<Result<T, Failure<E>>> {
+    if engine.late() {
+        let provenance = std::mem::take(provenance);
+        ControlFlow::Break(Err(provenance.into_failure(StopReason::Deadline, last)))
+    } else {
+        ControlFlow::Continue(())
     }
 }
 
@@ -297,21 +368,52 @@ pub struct Engine<'p> {
     // fields are packed: 56 bytes on 64-bit targets.
     /// Attempts made so far.
     attempts: u32,
-    /// Whether the call is nested and held to one attempt (`Nested::Once`).
-    nested_once: bool,
+    /// `NESTED_ONCE`, `TIMED_OUT`, `BLOCKING`, `HAS_KEY`.
+    flags: u8,
     stop: Option<StopReason>,
-    /// The last attempt ran out of its timeout: its retry costs more.
-    timed_out: bool,
     /// Tokens the last retry took from the budget: what a success gives back.
     last_cost: u8,
     /// The last backoff drawn, in nanoseconds, for decorrelated jitter.
     prev: u64,
     /// When the call's clock started (see the type's docs for when it is
-    /// read).
-    start: Option<Instant>,
-    /// The call's idempotency key, once drawn (a nested call's is derived
-    /// at once).
-    key: KeySlot,
+    /// read), on the clock of `BLOCKING`.
+    start: Option<std::time::Instant>,
+    /// The call's idempotency key once drawn or derived (`HAS_KEY`), as
+    /// two halves: 16 bytes aligned to 8, where a `u128` would take 16
+    /// aligned to 16 and pad the engine.
+    key: [u64; 2],
+}
+
+/// The call is nested and held to one attempt (`Nested::Once`).
+const NESTED_ONCE: u8 = 1;
+/// The last attempt ran out of its timeout: its retry costs more.
+const TIMED_OUT: u8 = 2;
+/// The call sleeps the thread between attempts, so its deadline is kept on
+/// the system clock, not on tokio's (which a paused test clock stops).
+const BLOCKING: u8 = 4;
+/// `key` holds the call's key.
+const HAS_KEY: u8 = 8;
+
+/// The least time an attempt is started with before the deadline: one
+/// tick of tokio's timer, which counts whole milliseconds, so a shorter
+/// limit would be rounded to nothing or to a tick past the deadline.
+pub const MIN_ATTEMPT: Duration = Duration::from_millis(1);
+const MIN_ATTEMPT_NANOS: u64 = 1_000_000;
+/// What a sleep may overrun its delay by on tokio's timer, which rounds
+/// every wake-up up to its next millisecond tick.
+const TIMER_ROUNDING_NANOS: u64 = 1_000_000;
+
+/// Which clock a call keeps its deadline and elapsed time on: the one it
+/// sleeps on.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// tokio's clock (async fns and loops), which follows a paused test
+    /// clock.
+    Tokio,
+    /// The system's monotonic clock (sync fns and blocking loops, which
+    /// sleep the thread).
+    System,
 }
 
 // Both costs fit the engine's `last_cost`.
@@ -319,42 +421,89 @@ const _: () = assert!(RetryBudget::TIMEOUT_RETRY_COST <= u8::MAX as u32);
 const _: () = assert!(RetryBudget::RETRY_COST <= u8::MAX as u32);
 
 impl<'p> Engine<'p> {
-    /// Starts a logical call run by a [`Policy`] loop.
+    /// Starts a logical call run by a [`Policy`] loop on `clock`.
     ///
     /// Inside another retried call's attempt, this is a nested call (see
     /// [`Nested`]).
     #[must_use]
     #[inline]
-    pub fn new(policy: &'p Policy) -> Self {
-        Self::named(policy, "")
+    pub fn new(policy: &'p Policy, clock: Clock) -> Self {
+        // A closure's arguments are not seen: nested, it is told apart by
+        // its place among its attempt's calls.
+        Self::named(policy, "", clock, ArgHasher::mark_incomplete)
     }
 
-    /// Starts a logical call of the fn `name` (`#[retry]` passes the fn's
-    /// name; it feeds the idempotency key of a nested call).
+    /// Starts a logical call of the fn `name` on `clock` (`#[retry]` passes
+    /// the fn's name and a closure writing the fingerprint of its
+    /// arguments; both feed the idempotency key of a nested call, and the
+    /// closure runs only for one).
     #[must_use]
     #[inline]
-    pub fn named(policy: &'p Policy, name: &str) -> Self {
-        let key = enter_nested(name);
-        let nested_once = key.is_some() && matches!(policy.nested_mode(), Nested::Once);
+    pub fn named(
+        policy: &'p Policy,
+        name: &str,
+        clock: Clock,
+        args: impl FnOnce(&mut ArgHasher),
+    ) -> Self {
+        let key = enter_nested(name, args);
+        let mut engine = Self::started(policy, clock, key.is_some());
+        if let Some(key) = key {
+            engine.set_key(key);
+        }
+        engine
+    }
+
+    /// Starts a logical call of the fn `name` whose key is given
+    /// (`#[retry(key = ...)]`): the same on every attempt, nested or not.
+    #[must_use]
+    pub fn keyed(policy: &'p Policy, clock: Clock, key: IdempotencyKey) -> Self {
+        let mut engine = Self::started(policy, clock, in_attempt());
+        engine.set_key(key);
+        engine
+    }
+
+    #[inline]
+    fn started(policy: &'p Policy, clock: Clock, nested: bool) -> Self {
+        let mut flags = 0;
+        if nested && matches!(policy.nested_mode(), Nested::Once) {
+            flags |= NESTED_ONCE;
+        }
+        if clock == Clock::System {
+            flags |= BLOCKING;
+        }
         let start = if policy.deadline_nanos().is_some()
             || policy.timeout_nanos().is_some()
             || observe::wants_clock(policy)
         {
-            Some(Instant::now())
+            Some(now(flags))
         } else {
             None
         };
         Self {
             policy,
             attempts: 0,
-            nested_once,
+            flags,
             stop: None,
-            timed_out: false,
             last_cost: 0,
             prev: policy.base_nanos(),
             start,
-            key: KeySlot::holding(key),
+            key: [0; 2],
         }
+    }
+
+    #[inline]
+    fn set_key(&mut self, key: IdempotencyKey) {
+        let bits = key.as_u128();
+        // The halves of the key.
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            self.key = [(bits >> 64) as u64, bits as u64];
+        }
+        self.flags |= HAS_KEY;
+    }
+
+    const fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
     }
 
     /// Decides after one attempt: `Break(result)` to return it,
@@ -391,7 +540,10 @@ impl<'p> Engine<'p> {
         W: WhenFn<E>,
         N: NotifyFn<E>,
     {
-        self.step_recording(result, when, notify, |_, _, _, _| {})
+        match self.step_recording(result, when, notify, |_, _, _, _| {}) {
+            ControlFlow::Break(result) => ControlFlow::Break(result),
+            ControlFlow::Continue((delay, _)) => ControlFlow::Continue(delay),
+        }
     }
 
     /// [`step`](Engine::step), telling `record` about each failed attempt:
@@ -404,7 +556,7 @@ impl<'p> Engine<'p> {
         when: W,
         notify: N,
         record: F,
-    ) -> ControlFlow<Result<T, E>, Duration>
+    ) -> ControlFlow<Result<T, E>, (Duration, E)>
     where
         E: Classify,
         W: WhenFn<E>,
@@ -416,9 +568,9 @@ impl<'p> Engine<'p> {
                 self.succeeded();
                 ControlFlow::Break(Ok(value))
             }
-            Err(error) => match self.failed(error, when, notify, record) {
-                ControlFlow::Break(error) => ControlFlow::Break(Err(error)),
-                ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+            Err(error) => match self.failed(&error, when, notify, record) {
+                ControlFlow::Break(()) => ControlFlow::Break(Err(error)),
+                ControlFlow::Continue(delay) => ControlFlow::Continue((delay, error)),
             },
         }
     }
@@ -461,11 +613,11 @@ impl<'p> Engine<'p> {
     /// `Continue(delay)` to retry after `delay`.
     fn failed<E, W, N, F>(
         &mut self,
-        error: E,
+        error: &E,
         mut when: W,
         mut notify: N,
         mut record: F,
-    ) -> ControlFlow<E, Duration>
+    ) -> ControlFlow<(), Duration>
     where
         E: Classify,
         W: WhenFn<E>,
@@ -474,14 +626,14 @@ impl<'p> Engine<'p> {
     {
         self.attempts = self.attempts.saturating_add(1);
         let class = error.classify();
-        let decision = self.decide(&error, class, &mut when);
+        let decision = self.decide(error, class, &mut when);
         if let Some(stats) = self.policy.call_stats() {
             let failed = FailedAttempt {
                 attempt: self.attempts,
                 max: self.max(),
                 class,
                 variant: error.variant(),
-                start: self.start,
+                elapsed: self.elapsed(),
             };
             match decision {
                 Decision::Retry(delay) => observe::retry(stats, &failed, delay),
@@ -491,65 +643,77 @@ impl<'p> Engine<'p> {
         match decision {
             Decision::Stop(reason) => {
                 self.stop = Some(reason);
-                record(self.attempts, &error, class, None);
-                ControlFlow::Break(error)
+                record(self.attempts, error, class, None);
+                ControlFlow::Break(())
             }
             Decision::Retry(delay) => {
-                record(self.attempts, &error, class, Some(delay));
+                record(self.attempts, error, class, Some(delay));
                 let event = RetryEvent {
                     attempt: self.attempts,
                     max: self.max(),
                     delay,
                     class,
                 };
-                notify.call(&error, &event);
+                notify.call(error, &event);
                 ControlFlow::Continue(delay)
             }
         }
     }
 
-    // Every reason to stop is checked here and nowhere else.
+    // Every reason to stop is checked here and nowhere else (but for a
+    // wake-up past the deadline, which `late` catches before the next
+    // attempt starts).
     fn decide<E, W>(&mut self, error: &E, class: ErrorClass, when: &mut W) -> Decision
     where
         E: Classify,
         W: WhenFn<E>,
     {
-        let timed_out = std::mem::take(&mut self.timed_out);
+        let timed_out = self.has(TIMED_OUT);
+        self.flags &= !TIMED_OUT;
         let policy = self.policy;
         if !policy.retried_classes().contains(class) || !when.call(error) {
             return Decision::Stop(StopReason::NotRetryable);
         }
         if self.attempts >= self.max() {
-            return Decision::Stop(if self.nested_once && policy.max_attempts() > 1 {
+            return Decision::Stop(if self.has(NESTED_ONCE) && policy.max_attempts() > 1 {
                 StopReason::Nested
             } else {
                 StopReason::Exhausted
             });
         }
-        let jitter = policy.jitter_kind();
-        let nanos = if let Some(hint) = error.retry_after() {
-            let hint = backoff::saturating_nanos(hint);
-            if hint > policy.max_retry_after_nanos() {
-                return Decision::Stop(StopReason::HintTooLong);
+        let hint = match error.retry_after() {
+            Some(hint) => {
+                let hint = backoff::saturating_nanos(hint);
+                if hint > policy.max_retry_after_nanos() {
+                    return Decision::Stop(StopReason::HintTooLong);
+                }
+                hint
             }
-            match jitter {
-                Jitter::None => hint,
-                _ => with_thread_rng(|rng| backoff::after_hint(jitter, hint, rng)),
-            }
-        } else {
-            // After the k-th attempt comes the k-th retry.
-            let retry = self.attempts;
-            let (base, cap, prev) = (policy.base_nanos(), policy.cap_nanos(), self.prev);
-            let nanos = match jitter {
-                Jitter::None => backoff::ceiling(base, cap, retry),
-                _ => with_thread_rng(|rng| backoff::delay(jitter, base, cap, retry, prev, rng)),
-            };
-            self.prev = nanos;
-            nanos
+            None => 0,
         };
+        // After the k-th attempt comes the k-th retry. A server's hint is
+        // a floor under the backoff, not a replacement: the wait is the
+        // hint plus the backoff, so a zero hint (or one already past, or
+        // cut short by a skewed clock) is no hint, and callers that got
+        // the same hint are spread over their own backoff window.
+        let retry = self.attempts;
+        let jitter = policy.jitter_kind();
+        let (base, cap, prev) = (policy.base_nanos(), policy.cap_nanos(), self.prev);
+        let backoff = match jitter {
+            Jitter::None => backoff::ceiling(base, cap, retry),
+            _ => with_thread_rng(|rng| backoff::delay(jitter, base, cap, retry, prev, rng)),
+        };
+        self.prev = backoff;
+        let nanos = hint.saturating_add(backoff);
         if let Some(deadline) = policy.deadline_nanos() {
-            // Strictly before: the next attempt needs some time of its own.
-            if self.elapsed_nanos().saturating_add(nanos) >= deadline {
+            // The next attempt must start with at least `MIN_ATTEMPT` left,
+            // after a sleep that tokio's timer may round up by a tick.
+            let rounding = if nanos == 0 { 0 } else { TIMER_ROUNDING_NANOS };
+            let next_start = self
+                .elapsed_nanos()
+                .saturating_add(nanos)
+                .saturating_add(rounding);
+            if next_start.saturating_add(MIN_ATTEMPT_NANOS) > deadline {
                 return Decision::Stop(StopReason::Deadline);
             }
         }
@@ -568,11 +732,56 @@ impl<'p> Engine<'p> {
         Decision::Retry(Duration::from_nanos(nanos))
     }
 
+    /// Before the attempt after a retry's wait: whether the wait ended too
+    /// close to the deadline (or past it) for an attempt to run, as a late
+    /// wake-up on a busy machine can. Then the call gives up there with
+    /// [`StopReason::Deadline`]: the budget gets back what the retry took
+    /// and the statistics count the give-up, and the caller returns the
+    /// last attempt's error.
+    #[inline]
+    pub(crate) fn late(&mut self) -> bool {
+        let Some(deadline) = self.policy.deadline_nanos() else {
+            return false;
+        };
+        if self.attempts == 0 || deadline.saturating_sub(self.elapsed_nanos()) >= MIN_ATTEMPT_NANOS
+        {
+            return false;
+        }
+        self.give_up_late();
+        true
+    }
+
+    #[cold]
+    fn give_up_late(&mut self) {
+        self.stop = Some(StopReason::Deadline);
+        if let Some(budget) = self.policy.retry_budget()
+            && self.last_cost > 0
+        {
+            budget.refund(u32::from(self.last_cost));
+            self.last_cost = 0;
+        }
+        if let Some(stats) = self.policy.call_stats() {
+            observe::late_give_up(
+                stats,
+                self.attempts,
+                self.max(),
+                self.elapsed(),
+                StopReason::Deadline,
+            );
+        }
+    }
+
     /// Nanoseconds since the call started, saturating; 0 before the clock
     /// was first read.
     fn elapsed_nanos(&self) -> u64 {
+        self.elapsed().map_or(0, backoff::saturating_nanos)
+    }
+
+    /// Time since the call started, on its clock; `None` before the clock
+    /// was first read.
+    fn elapsed(&self) -> Option<Duration> {
         self.start
-            .map_or(0, |start| backoff::saturating_nanos(start.elapsed()))
+            .map(|start| now(self.flags).saturating_duration_since(start))
     }
 
     /// How long the next attempt may run: the policy's timeout, cut to what
@@ -593,7 +802,7 @@ impl<'p> Engine<'p> {
 
     /// Notes that the attempt just made ran out of its time.
     pub(crate) fn note_timeout(&mut self) {
-        self.timed_out = true;
+        self.flags |= TIMED_OUT;
     }
 
     /// The context of the next attempt (see [`Attempt`](crate::Attempt)).
@@ -601,7 +810,7 @@ impl<'p> Engine<'p> {
     pub(crate) fn frame(&mut self) -> Frame<'_, 'p> {
         Frame {
             engine: self,
-            calls: 0,
+            unnamed_calls: 0,
         }
     }
 
@@ -610,25 +819,29 @@ impl<'p> Engine<'p> {
         self.attempts.saturating_add(1)
     }
 
-    /// When the call's clock started, starting it now if it was not yet.
-    pub(crate) fn started(&mut self) -> Instant {
-        *self.start.get_or_insert_with(Instant::now)
+    /// When the call's clock started, starting it now if it was not yet,
+    /// and whether it is the system clock (else tokio's).
+    pub(crate) fn clock_start(&mut self) -> (std::time::Instant, bool) {
+        let flags = self.flags;
+        (
+            *self.start.get_or_insert_with(|| now(flags)),
+            self.has(BLOCKING),
+        )
     }
 
     /// The call's key, drawn now if none was yet.
     pub(crate) fn key(&mut self) -> IdempotencyKey {
-        if let Some(key) = self.key.get() {
-            return key;
+        if !self.has(HAS_KEY) {
+            self.set_key(IdempotencyKey::random());
         }
-        let key = IdempotencyKey::random();
-        self.key = KeySlot::holding(Some(key));
-        key
+        let [high, low] = self.key;
+        IdempotencyKey::from_u128((u128::from(high) << 64) | u128::from(low))
     }
 
     /// The most attempts this call makes: the policy's `max`, or 1 for a
     /// nested call held to one attempt.
     pub(crate) const fn max(&self) -> u32 {
-        if self.nested_once {
+        if self.has(NESTED_ONCE) {
             1
         } else {
             self.policy.max_attempts()
@@ -646,12 +859,21 @@ impl<'p> Engine<'p> {
     pub const fn stop_reason(&self) -> Option<StopReason> {
         self.stop
     }
+}
 
-    /// The policy this call runs under.
-    #[must_use]
-    pub const fn policy(&self) -> &'p Policy {
-        self.policy
+/// Now, on the clock `flags` name (`BLOCKING`: the system's, else tokio's).
+#[inline]
+pub(crate) fn now(flags: u8) -> std::time::Instant {
+    if flags & BLOCKING == 0 {
+        tokio::time::Instant::now().into_std()
+    } else {
+        std::time::Instant::now()
     }
+}
+
+/// Now on the system clock if `system`, else on tokio's.
+pub(crate) fn now_on(system: bool) -> std::time::Instant {
+    now(if system { BLOCKING } else { 0 })
 }
 
 /// The default `when`: retry whatever `on` allows.
@@ -708,7 +930,7 @@ mod tests {
     /// Steps `results` through one engine until it breaks; returns the delays
     /// and the engine's final state.
     fn run(policy: &Policy, results: impl IntoIterator<Item = Result<(), Fail>>) -> Outcome {
-        let mut engine = Engine::new(policy);
+        let mut engine = Engine::new(policy, Clock::Tokio);
         let mut delays = Vec::new();
         for result in results {
             match engine.step(result, always, ignore) {
@@ -776,7 +998,7 @@ mod tests {
     fn when_is_anded_with_on_and_asked_only_about_retried_classes() {
         let policy = Policy::new().base(Duration::ZERO).on(RetryOn::TRANSIENT);
         let mut asked = Vec::new();
-        let mut engine = Engine::new(&policy);
+        let mut engine = Engine::new(&policy, Clock::Tokio);
         let mut when = |e: &Fail| {
             asked.push(e.class);
             e.hint.is_none()
@@ -792,7 +1014,7 @@ mod tests {
                 .is_break()
         );
         assert_eq!(engine.stop_reason(), Some(StopReason::NotRetryable));
-        let mut engine = Engine::new(&policy);
+        let mut engine = Engine::new(&policy, Clock::Tokio);
         assert!(
             engine
                 .step(fail(ErrorClass::RateLimited), &mut when, ignore)
@@ -810,7 +1032,7 @@ mod tests {
     fn notify_sees_each_retry_before_its_sleep() {
         let policy = Policy::new().max(3).jitter(Jitter::None).base(5 * MS);
         let mut events = Vec::new();
-        let mut engine = Engine::new(&policy);
+        let mut engine = Engine::new(&policy, Clock::Tokio);
         let mut notify = |e: &Fail, ev: &RetryEvent| events.push((e.class, *ev));
         let mut delays = Vec::new();
         for class in [
@@ -844,11 +1066,26 @@ mod tests {
     }
 
     #[test]
-    fn a_hint_is_waited_for_any_retried_class() {
+    fn a_hint_is_waited_for_any_retried_class_on_top_of_the_backoff() {
         let policy = Policy::new().jitter(Jitter::None).base(MS);
         for class in [ErrorClass::Transient, ErrorClass::RateLimited] {
             let (delays, ..) = run(&policy, [hinted(class, Duration::from_secs(3)), Ok(())]);
-            assert_eq!(delays, [Duration::from_secs(3)]);
+            assert_eq!(delays, [Duration::from_secs(3) + MS]);
+        }
+    }
+
+    #[test]
+    fn a_zero_hint_waits_the_backoff_like_no_hint() {
+        let policy = Policy::new().base(100 * MS).max(2);
+        for seed in 0..20 {
+            seed_jitter(seed);
+            let (hinted_delays, ..) = run(
+                &policy,
+                [hinted(ErrorClass::RateLimited, Duration::ZERO), Ok(())],
+            );
+            seed_jitter(seed);
+            let (plain, ..) = run(&policy, [fail(ErrorClass::RateLimited), Ok(())]);
+            assert_eq!(hinted_delays, plain, "seed {seed}");
         }
     }
 
@@ -873,7 +1110,7 @@ mod tests {
                 Ok(()),
             ],
         );
-        assert_eq!(delays, [Duration::from_secs(10)]);
+        assert_eq!(delays, [Duration::from_secs(10) + policy.base_delay()]);
     }
 
     #[test]
@@ -884,7 +1121,7 @@ mod tests {
             .base(10 * MS)
             .cap(Duration::from_secs(100))
             .max(10);
-        let mut engine = Engine::new(&policy);
+        let mut engine = Engine::new(&policy, Clock::Tokio);
         let mut prev = 10 * MS;
         for i in 0..9 {
             let result = if i == 4 {
@@ -895,12 +1132,19 @@ mod tests {
             let ControlFlow::Continue(d) = engine.step(result, always, ignore) else {
                 panic!("stopped early");
             };
-            if i == 4 {
+            // The hint is waited on top of a backoff drawn as usual, which
+            // the next draw follows.
+            let backoff = if i == 4 {
                 assert!(d >= Duration::from_secs(60));
+                d - Duration::from_secs(60)
             } else {
-                assert!(d >= 10 * MS && d <= prev * 3, "{d:?} after {prev:?}");
-                prev = d;
-            }
+                d
+            };
+            assert!(
+                backoff >= 10 * MS && backoff <= prev * 3,
+                "{backoff:?} after {prev:?}"
+            );
+            prev = backoff;
         }
     }
 
@@ -913,7 +1157,7 @@ mod tests {
         assert_eq!((attempts, stop, result), (2, None, Some(Ok(()))));
 
         // An engine driven past u32::MAX attempts saturates and stops.
-        let mut engine = Engine::new(&policy);
+        let mut engine = Engine::new(&policy, Clock::Tokio);
         engine.attempts = u32::MAX - 1;
         assert!(
             engine
@@ -940,13 +1184,13 @@ mod tests {
     #[test]
     fn the_generated_codes_step_is_engine_step() {
         let policy = Policy::new().max(2).jitter(Jitter::None).base(MS);
-        let mut engine = Engine::new(&policy);
+        let mut engine = Engine::new(&policy, Clock::Tokio);
         let first = step(&mut engine, fail(ErrorClass::Transient), always, ignore);
         assert_eq!(first, ControlFlow::Continue(MS));
         let second = step(&mut engine, fail(ErrorClass::Transient), always, ignore);
         assert_eq!(second, ControlFlow::Break(fail(ErrorClass::Transient)));
         assert_eq!(engine.stop_reason(), Some(StopReason::Exhausted));
-        let mut engine = Engine::new(&policy);
+        let mut engine = Engine::new(&policy, Clock::Tokio);
         let ok = step(&mut engine, Ok::<u8, Fail>(7), always, ignore);
         assert_eq!(ok, ControlFlow::Break(Ok(7)));
     }
@@ -987,7 +1231,7 @@ mod tests {
     fn a_retry_after_a_timeout_costs_more_and_a_success_gives_it_back() {
         static BUDGET: RetryBudget = RetryBudget::with_capacity(100);
         let policy = Policy::new().max(3).base(MS).budget(&BUDGET);
-        let mut engine = Engine::new(&policy);
+        let mut engine = Engine::new(&policy, Clock::Tokio);
         engine.note_timeout();
         assert!(
             engine
@@ -1009,24 +1253,27 @@ mod tests {
     #[test]
     fn attempt_limit_is_the_timeout_cut_to_what_is_left() {
         let policy = Policy::new();
-        assert_eq!(Engine::new(&policy).attempt_limit(), None);
+        assert_eq!(Engine::new(&policy, Clock::Tokio).attempt_limit(), None);
         let policy = Policy::new().timeout(Duration::from_secs(5));
         assert_eq!(
-            Engine::new(&policy).attempt_limit(),
+            Engine::new(&policy, Clock::Tokio).attempt_limit(),
             Some(Duration::from_secs(5))
         );
         let policy = Policy::new().deadline(Duration::from_secs(3600));
-        let limit = Engine::new(&policy).attempt_limit().unwrap();
+        let limit = Engine::new(&policy, Clock::Tokio).attempt_limit().unwrap();
         assert!(limit <= Duration::from_secs(3600) && limit > Duration::from_secs(3500));
         let policy = policy.timeout(Duration::from_secs(5));
         assert_eq!(
-            Engine::new(&policy).attempt_limit(),
+            Engine::new(&policy, Clock::Tokio).attempt_limit(),
             Some(Duration::from_secs(5))
         );
         let policy = Policy::new()
             .deadline(Duration::ZERO)
             .timeout(Duration::from_secs(5));
-        assert_eq!(Engine::new(&policy).attempt_limit(), Some(Duration::ZERO));
+        assert_eq!(
+            Engine::new(&policy, Clock::Tokio).attempt_limit(),
+            Some(Duration::ZERO)
+        );
     }
 
     #[test]
@@ -1081,7 +1328,7 @@ mod tests {
         ) {
             seed_jitter(seed);
             let policy = Policy::new().jitter(jitter).max_retry_after(limit);
-            let mut engine = Engine::new(&policy);
+            let mut engine = Engine::new(&policy, Clock::Tokio);
             let step = engine.step(hinted(ErrorClass::RateLimited, hint), always, ignore);
             let hint_ns = backoff::saturating_nanos(hint);
             if hint_ns > backoff::saturating_nanos(limit) {
@@ -1093,7 +1340,7 @@ mod tests {
                 };
                 let d = backoff::saturating_nanos(d);
                 prop_assert!(d >= hint_ns);
-                prop_assert!(d - hint_ns <= backoff::hint_jitter_bound(hint_ns));
+                prop_assert!(d - hint_ns <= policy.cap_nanos(), "the backoff on top is capped");
             }
         }
 
@@ -1107,7 +1354,7 @@ mod tests {
         ) {
             seed_jitter(seed);
             let policy = Policy::new().max(max).base(base).cap(cap).jitter(Jitter::Decorrelated);
-            let mut engine = Engine::new(&policy);
+            let mut engine = Engine::new(&policy, Clock::Tokio);
             let mut steps = 0;
             for class in classes {
                 steps += 1;

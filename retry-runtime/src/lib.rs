@@ -60,9 +60,12 @@
 //!
 //! Retry `n` (1 for the first) waits a backoff drawn under `c = min(cap,
 //! base * 2^(n-1))` as [`Jitter`] describes, never above `cap`. An error
-//! whose [`Classify::retry_after`] gives a server hint waits that hint plus
-//! up to a tenth of it (at most 1 s; nothing with `Jitter::None`) instead,
-//! never less; a hint longer than `max_retry_after` ends retrying at once.
+//! whose [`Classify::retry_after`] gives a server hint waits that hint
+//! *plus* the backoff: the hint is a floor, never a replacement, so a zero
+//! or past hint behaves like none and callers told the same hint are spread
+//! over their backoff window; a hint longer than `max_retry_after` ends
+//! retrying at once. With a deadline, no attempt starts with less than
+//! [`MIN_ATTEMPT`] (one tick of tokio's timer) left before it.
 //! Tests make the jitter repeatable with [`seed_jitter`].
 #![deny(missing_docs)]
 // One audited block: the attempt context's pointer (see `attempt.rs`).
@@ -73,6 +76,7 @@ pub mod agent;
 mod attempt;
 mod backoff;
 mod budget;
+mod call_key;
 pub mod chaos;
 mod classify;
 mod classify_derive;
@@ -92,9 +96,10 @@ pub mod stats;
 pub use attempt::{Attempt, IdempotencyKey, ParseKeyError};
 pub use backoff::{Jitter, backoff_delay, seed_jitter};
 pub use budget::RetryBudget;
+pub use call_key::KeySource;
 pub use classify::{Classify, ErrorClass};
 pub use elapsed::Elapsed;
-pub use engine::{RetryEvent, StopReason};
+pub use engine::{MIN_ATTEMPT, RetryEvent, StopReason};
 pub use failure::{AttemptRecord, Failure};
 #[cfg(feature = "http")]
 pub use http_class::HttpError;
@@ -103,9 +108,11 @@ pub use policy::{Nested, Policy, RetryOn};
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::call_key::{ArgHasher, ArgProbe, HashArg, SkipArg};
     pub use crate::classify_derive::RetryAfterField;
     pub use crate::engine::{
-        Engine, NotifyFn, RetryResult, WhenFn, always, ignore, step, step_failure, timed_out,
+        Clock, Engine, NotifyFn, RetryResult, WhenFn, always, ignore, resume, resume_failure, step,
+        step_failure, step_failure_held, step_held, timed_out,
     };
     pub use crate::failure::Provenance;
     pub use crate::run::{

@@ -16,7 +16,9 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 
 use crate::attempt::{Frame, poll_scoped, scoped_blocking};
-use crate::engine::{Engine, always, ignore};
+use crate::engine::{
+    Clock, Engine, always, ignore, resume, resume_failure, step_failure_held, step_held,
+};
 use crate::failure::{Failure, Provenance};
 use crate::{Classify, Elapsed, Policy, RetryEvent};
 
@@ -126,17 +128,21 @@ impl Policy {
         W: FnMut(&E) -> bool,
         N: FnMut(&E, &RetryEvent),
     {
-        let mut engine = Engine::new(self);
+        let mut engine = Engine::new(self, Clock::Tokio);
         loop {
             // `op` is called inside the block, so within the attempt's
             // context: `Attempt::current()` works in `op` itself too.
             let result = attempt(&mut engine, async { op().await }).await;
-            let timer = match engine.step(result, &mut when, &mut notify) {
+            let last = match step_held(&mut engine, result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
-                ControlFlow::Continue(delay) if delay.is_zero() => continue,
-                ControlFlow::Continue(delay) => sleep(delay),
+                ControlFlow::Continue((delay, last)) => {
+                    wait(delay).await;
+                    last
+                }
             };
-            timer.await;
+            if let ControlFlow::Break(last) = resume(&mut engine, last) {
+                return last;
+            }
         }
     }
 
@@ -231,7 +237,7 @@ impl Policy {
         W: FnMut(&E) -> bool,
         N: FnMut(&E, &RetryEvent),
     {
-        let mut engine = Engine::new(self);
+        let mut engine = Engine::new(self, Clock::Tokio);
         loop {
             let result = match attempt_timed(&mut engine, async { op().await }).await {
                 Ok(result) => result,
@@ -240,12 +246,16 @@ impl Policy {
                     Err(E::from(elapsed))
                 }
             };
-            let timer = match engine.step(result, &mut when, &mut notify) {
+            let last = match step_held(&mut engine, result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
-                ControlFlow::Continue(delay) if delay.is_zero() => continue,
-                ControlFlow::Continue(delay) => sleep(delay),
+                ControlFlow::Continue((delay, last)) => {
+                    wait(delay).await;
+                    last
+                }
             };
-            timer.await;
+            if let ControlFlow::Break(last) = resume(&mut engine, last) {
+                return last;
+            }
         }
     }
 
@@ -279,16 +289,21 @@ impl Policy {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let mut engine = Engine::new(self);
+        let mut engine = Engine::new(self, Clock::Tokio);
         let mut provenance = Provenance::new();
         loop {
             let result = attempt(&mut engine, async { op().await }).await;
-            let timer = match step_recorded(&mut engine, &mut provenance, result) {
+            let last = match step_recorded(&mut engine, &mut provenance, result) {
                 ControlFlow::Break(result) => return result,
-                ControlFlow::Continue(delay) if delay.is_zero() => continue,
-                ControlFlow::Continue(delay) => sleep(delay),
+                ControlFlow::Continue((delay, last)) => {
+                    wait(delay).await;
+                    last
+                }
             };
-            timer.await;
+            if let ControlFlow::Break(failure) = resume_failure(&mut engine, &mut provenance, last)
+            {
+                return failure;
+            }
         }
     }
 
@@ -352,12 +367,18 @@ impl Policy {
         W: FnMut(&E) -> bool,
         N: FnMut(&E, &RetryEvent),
     {
-        let mut engine = Engine::new(self);
+        let mut engine = Engine::new(self, Clock::System);
         loop {
             let result = attempt_blocking(&mut engine, &mut op);
-            match engine.step(result, &mut when, &mut notify) {
+            let last = match step_held(&mut engine, result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
-                ControlFlow::Continue(delay) => sleep_blocking(delay),
+                ControlFlow::Continue((delay, last)) => {
+                    sleep_blocking(delay);
+                    last
+                }
+            };
+            if let ControlFlow::Break(last) = resume(&mut engine, last) {
+                return last;
             }
         }
     }
@@ -391,13 +412,20 @@ impl Policy {
         E: Classify,
         F: FnMut() -> Result<T, E>,
     {
-        let mut engine = Engine::new(self);
+        let mut engine = Engine::new(self, Clock::System);
         let mut provenance = Provenance::new();
         loop {
             let result = attempt_blocking(&mut engine, &mut op);
-            match step_recorded(&mut engine, &mut provenance, result) {
+            let last = match step_recorded(&mut engine, &mut provenance, result) {
                 ControlFlow::Break(result) => return result,
-                ControlFlow::Continue(delay) => sleep_blocking(delay),
+                ControlFlow::Continue((delay, last)) => {
+                    sleep_blocking(delay);
+                    last
+                }
+            };
+            if let ControlFlow::Break(failure) = resume_failure(&mut engine, &mut provenance, last)
+            {
+                return failure;
             }
         }
     }
@@ -408,8 +436,15 @@ fn step_recorded<T, E: Classify>(
     engine: &mut Engine<'_>,
     provenance: &mut Provenance,
     result: Result<T, E>,
-) -> ControlFlow<Result<T, Failure<E>>, Duration> {
-    crate::engine::step_failure(engine, provenance, result, always, ignore)
+) -> ControlFlow<Result<T, Failure<E>>, (Duration, E)> {
+    step_failure_held(engine, provenance, result, always, ignore)
+}
+
+/// The loops' wait: tokio's timer, skipped for a zero delay.
+async fn wait(delay: Duration) {
+    if !delay.is_zero() {
+        sleep(delay).await;
+    }
 }
 
 /// Runs one async attempt with its context set (see

@@ -169,17 +169,19 @@ async fn a_rate_limit_hint_is_waited_at_least_and_boundedly_more() {
         let (result, events, elapsed) = run(&Policy::new(), &op).await;
         assert_eq!(result, Ok(2));
         assert_eq!(events.len(), 1);
-        // At least the hint; at most a tenth more (and a timer tick).
-        assert!(events[0].delay >= hint && events[0].delay <= hint + hint / 10);
+        // At least the hint; at most the first backoff window more (and a
+        // timer tick).
+        let window = Policy::new().base_delay();
+        assert!(events[0].delay >= hint && events[0].delay <= hint + window);
         assert!(
-            elapsed >= hint && elapsed <= hint + hint / 10 + TICK,
+            elapsed >= hint && elapsed <= hint + window + TICK,
             "{elapsed:?}"
         );
     }
-    // Without jitter, exactly the hint.
+    // Without jitter, the hint and the first backoff ceiling.
     let op = Op::failing_first(1, Fault::RateLimited(Some(hint)));
     let (_, _, elapsed) = run(&Policy::new().jitter(Jitter::None), &op).await;
-    assert_eq!(elapsed, hint);
+    assert_eq!(elapsed, hint + Policy::new().base_delay());
 }
 
 #[tokio::test(start_paused = true)]
@@ -192,7 +194,11 @@ async fn a_long_hint_is_not_capped_by_cap() {
     let op = Op::failing_first(1, Fault::RateLimited(Some(hint)));
     let (result, _, elapsed) = run(&policy, &op).await;
     assert_eq!(result, Ok(2));
-    assert_eq!(elapsed, hint);
+    // The hint in full, plus the (capped) backoff on top.
+    assert_eq!(
+        elapsed,
+        hint + Duration::from_secs(1).min(policy.base_delay())
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -23,6 +23,7 @@ const KEYS: &[&str] = &[
     "timeout",
     "deadline",
     "budget",
+    "key",
     "nested",
     "notify",
     "stats",
@@ -120,6 +121,11 @@ const ALIASES: &[(&str, &str, &str)] = &[
         "budget",
         "`budget` names a shared `static RetryBudget`",
     ),
+    (
+        "idempotency_key",
+        "key",
+        "`key` names the call's idempotency key from its arguments",
+    ),
 ];
 
 /// The values `nested` takes.
@@ -183,6 +189,8 @@ pub(super) struct Args {
     pub(super) timeout: Option<DurationArg>,
     pub(super) deadline: Option<DurationArg>,
     pub(super) budget: Option<ExprPath>,
+    /// `key = EXPR`: the call's idempotency key, from its arguments.
+    pub(super) key: Option<Expr>,
     pub(super) nested: Option<NestedKind>,
     pub(super) jitter: Option<JitterKind>,
     pub(super) on: Option<RetryOn>,
@@ -239,6 +247,7 @@ pub(super) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
             "timeout" => args.timeout = duration_arg(&key, &value, errors),
             "deadline" => args.deadline = duration_arg(&key, &value, errors),
             "budget" => args.budget = budget_path(&value, errors),
+            "key" => args.key = Some(value),
             "nested" => args.nested = nested(&value, errors),
             "jitter" => args.jitter = jitter(&value, errors),
             "on" => args.on = on(&value, errors),
@@ -290,6 +299,7 @@ fn example(key: &str) -> &'static str {
         "timeout" => "timeout = \"10s\"",
         "deadline" => "deadline = \"60s\"",
         "budget" => "budget = RETRY_BUDGET",
+        "key" => "key = order.id",
         "nested" => "nested = \"retry\"",
         "notify" => "notify = log_retry",
         "stats" => "stats = false",

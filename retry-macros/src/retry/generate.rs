@@ -57,10 +57,23 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         "__tenacious_result",
         span = Span::mixed_site().located_at(first_span)
     );
-    let step_fn = if failure_attempt.is_some() {
-        quote!(#private::step_failure)
+    // A sync fn, and an async fn with a deadline, hold the failed
+    // attempt's result through the wait, so that a wake-up too close to
+    // the deadline for another attempt returns it (`resume`). Other async
+    // fns drop it first: during their backoff the future holds tokio's
+    // `Sleep` and nothing beside it.
+    let held = sig.asyncness.is_none() || args.deadline.is_some();
+    let step_fn = match (failure_attempt.is_some(), held) {
+        (true, true) => quote!(#private::step_failure_held),
+        (true, false) => quote!(#private::step_failure),
+        (false, true) => quote!(#private::step_held),
+        (false, false) => quote!(#private::step),
+    };
+    let last = local("last");
+    let resume = if failure_attempt.is_some() {
+        quote!(#private::resume_failure(&mut #engine, &mut #records, #last))
     } else {
-        quote!(#private::step)
+        quote!(#private::resume(&mut #engine, #last))
     };
     let step = respan(step_fn, Span::call_site().located_at(first_span));
     let when = args
@@ -136,8 +149,24 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
                 let #result = #private::attempt(&mut #engine, async #attempt_body).await;
             },
         };
-        (
-            attempt,
+        let wait = if held {
+            // The timer is awaited in place, beside the held result; a
+            // zero delay needs no timer.
+            quote! {
+                let #last = match #step #step_args {
+                    #private::ControlFlow::Break(#output) => return #output,
+                    #private::ControlFlow::Continue((#delay, #last)) => {
+                        if !#delay.is_zero() {
+                            #private::sleep(#delay).await;
+                        }
+                        #last
+                    }
+                };
+                if let #private::ControlFlow::Break(#output) = #resume {
+                    return #output;
+                }
+            }
+        } else {
             // The step's result is gone before the timer is awaited, which
             // happens in place: during a backoff the fn's future holds
             // tokio's `Sleep` and nothing beside it. A zero delay needs no
@@ -149,8 +178,9 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
                     #private::ControlFlow::Continue(#delay) => #private::sleep(#delay),
                 };
                 #timer.await;
-            },
-        )
+            }
+        };
+        (attempt, wait)
     } else {
         (
             // A closure gives `return` and `?` in the body a scope of one
@@ -159,9 +189,15 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
                 let #result = #private::attempt_blocking(&mut #engine, || #attempt_body);
             },
             quote! {
-                match #step #step_args {
+                let #last = match #step #step_args {
                     #private::ControlFlow::Break(#output) => return #output,
-                    #private::ControlFlow::Continue(#delay) => #private::sleep_blocking(#delay),
+                    #private::ControlFlow::Continue((#delay, #last)) => {
+                        #private::sleep_blocking(#delay);
+                        #last
+                    }
+                };
+                if let #private::ControlFlow::Break(#output) = #resume {
+                    return #output;
                 }
             },
         )
@@ -197,6 +233,30 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         }
     };
 
+    // The call's engine, on the clock the fn sleeps on. Its idempotency
+    // key is the one `key = EXPR` names (evaluated once, before the first
+    // attempt, spanned on EXPR so a value that is no `KeySource` is
+    // reported there); otherwise random, or derived, for a call nested in
+    // another's attempt, from that attempt's key, the fn's name and a
+    // fingerprint of the arguments whose types are `Hash`.
+    let clock = if sig.asyncness.is_some() {
+        quote!(#private::Clock::Tokio)
+    } else {
+        quote!(#private::Clock::System)
+    };
+    let policy_ref = quote!(&const { #stats_item #policy_value });
+    let engine_new = match &args.key {
+        Some(key) => {
+            let (key_span, _) = first_and_last_span(key);
+            let source = quote_spanned!(key_span=> #private::KeySource::call_key(&(#key), #name));
+            quote!(#private::Engine::keyed(#policy_ref, #clock, #source))
+        }
+        None => {
+            let fingerprint = fingerprint(&sig, &private);
+            quote!(#private::Engine::named(#policy_ref, #name, #clock, #fingerprint))
+        }
+    };
+
     // Inner attributes cannot stay inside the rewritten body; on the fn
     // they mean the same thing.
     let inner_attrs = inner_attrs.into_iter().map(|mut attr| {
@@ -208,12 +268,52 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         #(#outer_attrs)*
         #(#inner_attrs)*
         #vis #sig {
-            let mut #engine = #private::Engine::named(&const { #stats_item #policy_value }, #name);
+            let mut #engine = #engine_new;
             #records_decl
             loop {
                 #attempt
                 #step_and_wait
             }
+        }
+    }
+}
+
+/// The closure that writes the fingerprint of the fn's arguments into
+/// the idempotency key of a nested call: each argument bound to a plain
+/// name, but `self` and `&mut` arguments (state the call works on, not what
+/// it asks for), hashed if its type is `Hash` and marked otherwise (the
+/// runtime's `HashArg` and `SkipArg`, picked by method resolution).
+fn fingerprint(sig: &syn::Signature, private: &TokenStream) -> TokenStream {
+    let hasher = format_ident!("__tenacious_args", span = Span::mixed_site());
+    let args: Vec<TokenStream> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(typed) => Some(typed),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .filter(|typed| {
+            !matches!(strip_groups(&typed.ty), Type::Reference(reference) if reference.mutability.is_some())
+        })
+        .filter_map(|typed| match &*typed.pat {
+            syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                let ident = &ident.ident;
+                Some(quote!((&#private::ArgProbe(&#ident)).hash_arg(#hasher);))
+            }
+            // An unused argument asks for nothing.
+            syn::Pat::Wild(_) => None,
+            // A destructured one cannot be named whole.
+            _ => Some(quote!(#hasher.mark_incomplete();)),
+        })
+        .collect();
+    if args.is_empty() {
+        return quote!(|_| {});
+    }
+    quote! {
+        |#hasher: &mut #private::ArgHasher| {
+            #[allow(unused_imports)]
+            use #private::{HashArg as _, SkipArg as _};
+            #(#args)*
         }
     }
 }
@@ -466,7 +566,11 @@ mod tests {
             // The policy is promoted to a `&'static`, not copied into the
             // future.
             "Engine :: named (& const {",
-            "} , \"f\")",
+            "} , \"f\" , :: tenacious :: __private :: Clock :: Tokio , | _ | { })",
+            // With a deadline, the failed attempt's result is held through
+            // the wait, for a wake-up too late for another attempt.
+            "step_failure_held",
+            "resume_failure (& mut __tenacious_engine , & mut __tenacious_records , __tenacious_last)",
         ] {
             assert!(out.contains(part), "{part} not in {out}");
         }

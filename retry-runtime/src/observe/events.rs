@@ -2,8 +2,6 @@
 //! `ERROR` per give-up, on the target `tenacious`, with stable field names.
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use super::FailedAttempt;
 use crate::StopReason;
 
@@ -22,7 +20,7 @@ pub(super) fn retry(name: &'static str, failed: &FailedAttempt, delay: Duration)
         class = failed.class.as_str(),
         variant = failed.variant,
         delay_ms = millis(delay),
-        elapsed_ms = elapsed_ms(failed.start),
+        elapsed_ms = elapsed_ms(failed.elapsed),
         "retrying",
     );
 }
@@ -42,7 +40,7 @@ pub(super) fn give_up(name: &'static str, failed: &FailedAttempt, reason: StopRe
             max = failed.max,
             class = failed.class.as_str(),
             variant = failed.variant,
-            elapsed_ms = elapsed_ms(failed.start),
+            elapsed_ms = elapsed_ms(failed.elapsed),
             reason = reason.label(),
             "not retried",
         );
@@ -54,11 +52,30 @@ pub(super) fn give_up(name: &'static str, failed: &FailedAttempt, reason: StopRe
             max = failed.max,
             class = failed.class.as_str(),
             variant = failed.variant,
-            elapsed_ms = elapsed_ms(failed.start),
+            elapsed_ms = elapsed_ms(failed.elapsed),
             reason = reason.label(),
             "gave up",
         );
     }
+}
+
+/// A give-up after a retry's wait ended too close to the deadline.
+pub(super) fn late_give_up(
+    name: &'static str,
+    attempts: u32,
+    max: u32,
+    elapsed: Option<Duration>,
+    reason: StopReason,
+) {
+    ::tracing::error!(
+        target: "tenacious",
+        r#fn = name,
+        attempt = attempts,
+        max = max,
+        elapsed_ms = elapsed_ms(elapsed),
+        reason = reason.label(),
+        "gave up",
+    );
 }
 
 /// Whole milliseconds, saturating.
@@ -66,6 +83,6 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-fn elapsed_ms(start: Option<Instant>) -> u64 {
-    start.map_or(0, |start| millis(start.elapsed()))
+fn elapsed_ms(elapsed: Option<Duration>) -> u64 {
+    elapsed.map_or(0, millis)
 }

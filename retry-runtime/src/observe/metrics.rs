@@ -211,3 +211,15 @@ pub(super) fn give_up(
             .record(f64::from(failed.attempt));
     });
 }
+
+pub(super) fn late_give_up(stats: &'static CallStats, attempts: u32, reason: StopReason) {
+    let keys = stats.metrics.keys();
+    with_recorder(|recorder| {
+        recorder
+            .register_counter(&keys.gave_up[reason.index()], &METADATA)
+            .increment(1);
+        recorder
+            .register_histogram(&keys.per_call, &METADATA)
+            .record(f64::from(attempts));
+    });
+}

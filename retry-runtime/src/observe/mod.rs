@@ -6,8 +6,6 @@
 //! the `Policy` loops are observed alike.
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use crate::stats::CallStats;
 use crate::{ErrorClass, Policy, StopReason};
 
@@ -25,9 +23,9 @@ pub(crate) struct FailedAttempt {
     pub(crate) max: u32,
     pub(crate) class: ErrorClass,
     pub(crate) variant: &'static str,
-    /// When the call's clock started.
+    /// How long the call had run, if its clock was started.
     #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
-    pub(crate) start: Option<Instant>,
+    pub(crate) elapsed: Option<Duration>,
 }
 
 /// A call succeeded at its first attempt: the happy path, inlined into
@@ -69,6 +67,26 @@ pub(crate) fn give_up(stats: &'static CallStats, failed: &FailedAttempt, reason:
     metrics::give_up(stats, slot, failed, reason);
     #[cfg(not(feature = "metrics"))]
     let _ = slot;
+}
+
+/// A call that decided to retry woke too late for another attempt (see
+/// `Engine::late`) and gives up after `attempts`: its last error was
+/// counted with the retry, so only the give-up is counted now.
+#[cold]
+pub(crate) fn late_give_up(
+    stats: &'static CallStats,
+    attempts: u32,
+    max: u32,
+    elapsed: Option<Duration>,
+    reason: StopReason,
+) {
+    stats.count_give_up(attempts, reason);
+    #[cfg(feature = "tracing")]
+    events::late_give_up(stats.name(), attempts, max, elapsed, reason);
+    #[cfg(feature = "metrics")]
+    metrics::late_give_up(stats, attempts, reason);
+    #[cfg(not(feature = "tracing"))]
+    let _ = (max, elapsed);
 }
 
 /// Whether a call under `policy` should read the clock when it starts,
