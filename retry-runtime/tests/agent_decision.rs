@@ -218,3 +218,51 @@ fn defaults() {
     assert_eq!(DecisionRetry::default(), DecisionRetry::DEFAULT);
     assert_eq!(DecisionRetry::new().reasks_limit(), 2);
 }
+
+/// An agent task that decides with [`DecisionRetry::run_async`] can be
+/// spawned on a multi-thread runtime: the future is `Send` when the
+/// generation's is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_async_forms_can_be_spawned_on_a_multi_thread_runtime() {
+    fn assert_send<F: Future + Send>(future: F) -> F {
+        future
+    }
+    let decision = tokio::spawn(assert_send(async {
+        DecisionRetry::new()
+            .run_async(
+                async |reask: Reask<'_, String, String>| {
+                    tokio::task::yield_now().await;
+                    if reask.is_reask() {
+                        "{\"city\":\"Turin\"}".to_owned()
+                    } else {
+                        "Turin".to_owned()
+                    }
+                },
+                validate,
+            )
+            .await
+    }))
+    .await
+    .unwrap();
+    assert_eq!(decision.tries(), 2);
+    assert_eq!(decision.into_result().unwrap(), "Turin");
+
+    let outcome = tokio::spawn(assert_send(async {
+        DecisionRetry::new()
+            .try_run_async(
+                async |reask: Reask<'_, String, String>| {
+                    tokio::task::yield_now().await;
+                    if reask.try_number() < 3 {
+                        Ok(format!("try {}", reask.try_number()))
+                    } else {
+                        Err(503_u16)
+                    }
+                },
+                validate,
+            )
+            .await
+    }))
+    .await
+    .unwrap();
+    assert_eq!(outcome.unwrap_err(), 503);
+}

@@ -299,6 +299,10 @@ impl DecisionRetry {
 
     /// [`run`](DecisionRetry::run) with an async `generate`.
     ///
+    /// The future holds a copy of the settings (not `&self`), `generate`
+    /// and `validate`: it is `Send`, and so can be `tokio::spawn`ed on a
+    /// multi-thread runtime, whenever they and `generate`'s futures are.
+    ///
     /// ```
     /// use tenacious_runtime::agent::DecisionRetry;
     ///
@@ -314,42 +318,74 @@ impl DecisionRetry {
     /// assert_eq!(decision.into_result().unwrap(), true);
     /// # }
     /// ```
-    pub async fn run_async<R, T, V, G, C>(&self, mut generate: G, validate: C) -> Decision<T, R, V>
+    pub fn run_async<R, T, V, G, C>(
+        &self,
+        generate: G,
+        validate: C,
+    ) -> impl Future<Output = Decision<T, R, V>> + use<R, T, V, G, C>
     where
         G: AsyncFnMut(Reask<'_, R, V>) -> R,
         C: FnMut(&R) -> Result<T, V>,
     {
-        let result: Result<_, std::convert::Infallible> = self
-            .try_run_async(async |reask| Ok(generate(reask).await), validate)
-            .await;
-        match result {
-            Ok(decision) => decision,
-            Err(never) => match never {},
+        let decide = self.decide_async(generate, validate, Ok::<R, std::convert::Infallible>);
+        async move {
+            match decide.await {
+                Ok(decision) => decision,
+                Err(never) => match never {},
+            }
         }
     }
 
     /// [`try_run`](DecisionRetry::try_run) with an async `generate`.
     ///
+    /// `Send` on the same terms as [`run_async`](DecisionRetry::run_async).
+    ///
     /// # Errors
     ///
     /// The first error `generate` returns.
-    pub async fn try_run_async<R, T, V, E, G, C>(
+    pub fn try_run_async<R, T, V, E, G, C>(
         &self,
-        mut generate: G,
-        mut validate: C,
-    ) -> Result<Decision<T, R, V>, E>
+        generate: G,
+        validate: C,
+    ) -> impl Future<Output = Result<Decision<T, R, V>, E>> + use<R, T, V, E, G, C>
     where
         G: AsyncFnMut(Reask<'_, R, V>) -> Result<R, E>,
         C: FnMut(&R) -> Result<T, V>,
     {
-        let mut last: Option<(R, V)> = None;
-        let mut tries: u32 = 0;
-        loop {
-            tries = tries.saturating_add(1);
-            let output = generate(reask(tries, last.as_ref())).await?;
-            match self.judge(tries, output, &mut validate) {
-                Judged::Done(decision) => return Ok(decision),
-                Judged::Reask(output, error) => last = Some((output, error)),
+        self.decide_async(generate, validate, std::convert::identity)
+    }
+
+    /// The async loop of both async forms; `split` turns what `generate`
+    /// returns into the output or the error that ends the loop.
+    ///
+    /// Not an `async fn` of `&self`, and no closure adapting `generate`:
+    /// the future holds a copy of the settings and `generate` itself, so
+    /// it is `Send` whenever `generate`, its futures and `validate` are
+    /// (a future holding `&self` across an await, or an adapting async
+    /// closure, trips rustc's "implementation of `Send` is not general
+    /// enough" once the future is spawned).
+    fn decide_async<R, T, V, E, O, G, C>(
+        &self,
+        mut generate: G,
+        mut validate: C,
+        split: fn(O) -> Result<R, E>,
+    ) -> impl Future<Output = Result<Decision<T, R, V>, E>> + use<R, T, V, E, O, G, C>
+    where
+        G: AsyncFnMut(Reask<'_, R, V>) -> O,
+        C: FnMut(&R) -> Result<T, V>,
+    {
+        let this = *self;
+        async move {
+            let mut last: Option<(R, V)> = None;
+            let mut tries: u32 = 0;
+            loop {
+                tries = tries.saturating_add(1);
+                let output = split(generate(reask(tries, last.as_ref())).await)?;
+                match this.judge(tries, output, &mut validate) {
+                    Judged::Done(decision) => return Ok(decision),
+                    // Replacing, not appending, as in `try_run`.
+                    Judged::Reask(output, error) => last = Some((output, error)),
+                }
             }
         }
     }
