@@ -117,10 +117,12 @@ impl<R, V: fmt::Display> Degraded<R, V> {
 impl<R, V: fmt::Display> fmt::Display for Degraded<R, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (tries, error) = (self.tries, &self.last_error);
-        match self.max_reasks {
-            0 => write!(f, "invalid, and re-asking is off (1 try): {error}"),
-            1 => write!(f, "still invalid after 1 re-ask ({tries} tries): {error}"),
-            n => write!(
+        // The re-asks made: `max_reasks`, except for `u32::MAX`, where the
+        // tries ran out one re-ask earlier (see `max_reasks`).
+        match (self.max_reasks, tries.saturating_sub(1)) {
+            (0, _) => write!(f, "invalid, and re-asking is off (1 try): {error}"),
+            (_, 1) => write!(f, "still invalid after 1 re-ask ({tries} tries): {error}"),
+            (_, n) => write!(
                 f,
                 "still invalid after {n} re-asks ({tries} tries): {error}"
             ),
@@ -227,6 +229,10 @@ impl DecisionRetry {
     }
 
     /// Re-asks after the first generation. Default: 2. `0` never re-asks.
+    ///
+    /// Any value ends: tries are counted in a `u32`, so with `u32::MAX`
+    /// the loop degrades after `u32::MAX` tries (`u32::MAX - 1` re-asks)
+    /// at the most, rather than overflow or re-ask for ever.
     ///
     /// ```
     /// use tenacious_runtime::agent::DecisionRetry;
@@ -402,13 +408,18 @@ impl DecisionRetry {
                 output,
                 tries,
             }),
-            // `tries - 1` re-asks were made so far.
-            Err(error) if tries > self.max_reasks => Judged::Done(Decision::Degraded(Degraded {
-                last_output: output,
-                last_error: error,
-                tries,
-                max_reasks: self.max_reasks,
-            })),
+            // `tries - 1` re-asks were made so far. `tries` saturates at
+            // `u32::MAX`, so that try is the last even when `max_reasks`
+            // would allow more (`u32::MAX` re-asks are `u32::MAX + 1` tries):
+            // without the second test the loop would never end.
+            Err(error) if tries > self.max_reasks || tries == u32::MAX => {
+                Judged::Done(Decision::Degraded(Degraded {
+                    last_output: output,
+                    last_error: error,
+                    tries,
+                    max_reasks: self.max_reasks,
+                }))
+            }
             Err(error) => Judged::Reask(output, error),
         }
     }
@@ -430,5 +441,33 @@ fn reask<R, V>(try_number: u32, last: Option<&(R, V)>) -> Reask<'_, R, V> {
     Reask {
         try_number,
         last: last.map(|(output, error)| (output, error)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `max_reasks(u32::MAX)` allows more tries than a `u32` counts: the
+    /// try numbered `u32::MAX` is the last one, or the loop (whose count
+    /// saturates there) would re-ask for ever.
+    #[test]
+    fn the_last_countable_try_degrades_even_with_unbounded_reasks() {
+        let decide = DecisionRetry::new().max_reasks(u32::MAX);
+        let mut reject = |_: &&str| Err::<(), _>("still wrong");
+        assert!(matches!(
+            decide.judge(u32::MAX - 1, "no", &mut reject),
+            Judged::Reask("no", "still wrong")
+        ));
+        let Judged::Done(Decision::Degraded(degraded)) = decide.judge(u32::MAX, "no", &mut reject)
+        else {
+            panic!("the try numbered u32::MAX must end the loop");
+        };
+        assert_eq!(degraded.tries, u32::MAX);
+        assert_eq!(degraded.max_reasks, u32::MAX);
+        assert_eq!(
+            degraded.reason(),
+            "still invalid after 4294967294 re-asks (4294967295 tries): still wrong"
+        );
     }
 }
