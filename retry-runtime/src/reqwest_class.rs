@@ -14,7 +14,8 @@ use crate::{Classify, ErrorClass, HttpError};
 /// | [`is_body`](reqwest::Error::is_body) (body failed in transit) | `Transient` | `"Body"` | a network blip |
 /// | [`is_builder`](reqwest::Error::is_builder) (bad URL, bad header value) | `Invalid` | `"Builder"` | the request as built can never be sent; in an agent tool the URL usually came from the model, which can fix it |
 /// | [`is_redirect`](reqwest::Error::is_redirect) (loop, too many hops) | `Invalid` | `"Redirect"` | the same URL redirects the same way |
-/// | [`is_decode`](reqwest::Error::is_decode) (body not the expected format) | `Invalid` | `"Decode"` | the same request gets the same body |
+/// | [`is_decode`](reqwest::Error::is_decode) with a `serde_json::Error` in its [`source`](std::error::Error::source) chain (`json()`: a complete body that is not the JSON asked for) | `Invalid` | `"Decode"` | the same request gets the same body |
+/// | any other [`is_decode`](reqwest::Error::is_decode) (`text`, `bytes`, `json`, `chunk`, `bytes_stream`: the connection was cut while the body was read) | `Transient` | `"Body"` | a network blip; reqwest 0.13 reports a body cut mid-way as a decode error of the `hyper::Error` |
 /// | [`is_upgrade`](reqwest::Error::is_upgrade) | `Invalid` | `"Upgrade"` | the server refuses the protocol |
 /// | anything else | `Transient` | `"Other"` | a kind reqwest adds later; bounded by `max` |
 ///
@@ -39,10 +40,15 @@ impl Classify for reqwest::Error {
             ErrorClass::Transient
         } else if let Some(status) = self.status() {
             status.classify()
-        } else if self.is_builder() || self.is_redirect() || self.is_decode() || self.is_upgrade() {
+        } else if self.is_builder()
+            || self.is_redirect()
+            || is_bad_format(self)
+            || self.is_upgrade()
+        {
             ErrorClass::Invalid
         } else {
-            // connect, request, body, and kinds reqwest may add
+            // connect, request, body, a body cut mid-way (a decode error
+            // without a JSON error), and kinds reqwest may add
             ErrorClass::Transient
         }
     }
@@ -58,8 +64,10 @@ impl Classify for reqwest::Error {
             "the request could not be built; check the URL and headers"
         } else if self.is_redirect() {
             "the server's redirects could not be followed; check the URL"
-        } else if self.is_decode() {
+        } else if is_bad_format(self) {
             "the response body was not in the expected format"
+        } else if is_cut_body(self) {
+            "the response body was cut off; trying again may succeed"
         } else {
             return None;
         };
@@ -75,13 +83,13 @@ impl Classify for reqwest::Error {
             "Connect"
         } else if self.is_request() {
             "Request"
-        } else if self.is_body() {
+        } else if self.is_body() || is_cut_body(self) {
             "Body"
         } else if self.is_builder() {
             "Builder"
         } else if self.is_redirect() {
             "Redirect"
-        } else if self.is_decode() {
+        } else if is_bad_format(self) {
             "Decode"
         } else if self.is_upgrade() {
             "Upgrade"
@@ -89,6 +97,23 @@ impl Classify for reqwest::Error {
             "Other"
         }
     }
+}
+
+/// A decode error caused by the body's content: `json()` found a complete
+/// body that is not the JSON asked for.
+fn is_bad_format(error: &reqwest::Error) -> bool {
+    error.is_decode() && has_source::<serde_json::Error>(error)
+}
+
+/// A decode error that is not about the content: the body stopped
+/// arriving (connection reset or closed mid-body).
+fn is_cut_body(error: &reqwest::Error) -> bool {
+    error.is_decode() && !has_source::<serde_json::Error>(error)
+}
+
+/// Whether an `S` is somewhere in `error`'s source chain.
+fn has_source<S: std::error::Error + 'static>(error: &reqwest::Error) -> bool {
+    std::iter::successors(std::error::Error::source(error), |e| e.source()).any(|e| e.is::<S>())
 }
 
 /// Reads a reqwest response's status, `Retry-After`/`retry-after-ms` and

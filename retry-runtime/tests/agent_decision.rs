@@ -218,3 +218,94 @@ fn defaults() {
     assert_eq!(DecisionRetry::default(), DecisionRetry::DEFAULT);
     assert_eq!(DecisionRetry::new().reasks_limit(), 2);
 }
+
+/// An agent task that decides with [`DecisionRetry::run_async`] can be
+/// spawned on a multi-thread runtime: the future is `Send` when the
+/// generation's is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_async_forms_can_be_spawned_on_a_multi_thread_runtime() {
+    fn assert_send<F: Future + Send>(future: F) -> F {
+        future
+    }
+    let decision = tokio::spawn(assert_send(async {
+        DecisionRetry::new()
+            .run_async(
+                async |reask: Reask<'_, String, String>| {
+                    tokio::task::yield_now().await;
+                    if reask.is_reask() {
+                        "{\"city\":\"Turin\"}".to_owned()
+                    } else {
+                        "Turin".to_owned()
+                    }
+                },
+                validate,
+            )
+            .await
+    }))
+    .await
+    .unwrap();
+    assert_eq!(decision.tries(), 2);
+    assert_eq!(decision.into_result().unwrap(), "Turin");
+
+    let outcome = tokio::spawn(assert_send(async {
+        DecisionRetry::new()
+            .try_run_async(
+                async |reask: Reask<'_, String, String>| {
+                    tokio::task::yield_now().await;
+                    if reask.try_number() < 3 {
+                        Ok(format!("try {}", reask.try_number()))
+                    } else {
+                        Err(503_u16)
+                    }
+                },
+                validate,
+            )
+            .await
+    }))
+    .await
+    .unwrap();
+    assert_eq!(outcome.unwrap_err(), 503);
+}
+
+#[test]
+fn an_unbounded_reask_limit_neither_overflows_nor_changes_the_loop() {
+    let decide = DecisionRetry::new().max_reasks(u32::MAX);
+    assert_eq!(decide.reasks_limit(), u32::MAX);
+    let mut generations = 0;
+    let decision = decide.run(
+        |reask| {
+            generations += 1;
+            assert_eq!(reask.try_number(), generations);
+            if reask.try_number() == 5 {
+                "{\"city\":\"Bern\"}".to_owned()
+            } else {
+                format!("try {}", reask.try_number())
+            }
+        },
+        validate,
+    );
+    assert_eq!(decision.tries(), 5);
+    assert_eq!(decision.into_result().unwrap(), "Bern");
+    assert_eq!(generations, 5);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unbounded_reask_limit_ends_when_the_generation_gives_up() {
+    // A model that keeps answering wrongly until its own quota ends: the
+    // loop ends with the generation's error, not by counting to u32::MAX.
+    let outcome = DecisionRetry::new()
+        .max_reasks(u32::MAX)
+        .try_run_async(
+            async |reask: Reask<'_, String, String>| {
+                tokio::task::yield_now().await;
+                if reask.try_number() > 100 {
+                    Err("quota used up")
+                } else {
+                    Ok(format!("try {}", reask.try_number()))
+                }
+            },
+            validate,
+        )
+        .await;
+    assert_eq!(outcome.unwrap_err(), "quota used up");
+}

@@ -117,10 +117,12 @@ impl<R, V: fmt::Display> Degraded<R, V> {
 impl<R, V: fmt::Display> fmt::Display for Degraded<R, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (tries, error) = (self.tries, &self.last_error);
-        match self.max_reasks {
-            0 => write!(f, "invalid, and re-asking is off (1 try): {error}"),
-            1 => write!(f, "still invalid after 1 re-ask ({tries} tries): {error}"),
-            n => write!(
+        // The re-asks made: `max_reasks`, except for `u32::MAX`, where the
+        // tries ran out one re-ask earlier (see `max_reasks`).
+        match (self.max_reasks, tries.saturating_sub(1)) {
+            (0, _) => write!(f, "invalid, and re-asking is off (1 try): {error}"),
+            (_, 1) => write!(f, "still invalid after 1 re-ask ({tries} tries): {error}"),
+            (_, n) => write!(
                 f,
                 "still invalid after {n} re-asks ({tries} tries): {error}"
             ),
@@ -228,6 +230,10 @@ impl DecisionRetry {
 
     /// Re-asks after the first generation. Default: 2. `0` never re-asks.
     ///
+    /// Any value ends: tries are counted in a `u32`, so with `u32::MAX`
+    /// the loop degrades after `u32::MAX` tries (`u32::MAX - 1` re-asks)
+    /// at the most, rather than overflow or re-ask for ever.
+    ///
     /// ```
     /// use tenacious_runtime::agent::DecisionRetry;
     ///
@@ -299,6 +305,10 @@ impl DecisionRetry {
 
     /// [`run`](DecisionRetry::run) with an async `generate`.
     ///
+    /// The future holds a copy of the settings (not `&self`), `generate`
+    /// and `validate`: it is `Send`, and so can be `tokio::spawn`ed on a
+    /// multi-thread runtime, whenever they and `generate`'s futures are.
+    ///
     /// ```
     /// use tenacious_runtime::agent::DecisionRetry;
     ///
@@ -314,42 +324,74 @@ impl DecisionRetry {
     /// assert_eq!(decision.into_result().unwrap(), true);
     /// # }
     /// ```
-    pub async fn run_async<R, T, V, G, C>(&self, mut generate: G, validate: C) -> Decision<T, R, V>
+    pub fn run_async<R, T, V, G, C>(
+        &self,
+        generate: G,
+        validate: C,
+    ) -> impl Future<Output = Decision<T, R, V>> + use<R, T, V, G, C>
     where
         G: AsyncFnMut(Reask<'_, R, V>) -> R,
         C: FnMut(&R) -> Result<T, V>,
     {
-        let result: Result<_, std::convert::Infallible> = self
-            .try_run_async(async |reask| Ok(generate(reask).await), validate)
-            .await;
-        match result {
-            Ok(decision) => decision,
-            Err(never) => match never {},
+        let decide = self.decide_async(generate, validate, Ok::<R, std::convert::Infallible>);
+        async move {
+            match decide.await {
+                Ok(decision) => decision,
+                Err(never) => match never {},
+            }
         }
     }
 
     /// [`try_run`](DecisionRetry::try_run) with an async `generate`.
     ///
+    /// `Send` on the same terms as [`run_async`](DecisionRetry::run_async).
+    ///
     /// # Errors
     ///
     /// The first error `generate` returns.
-    pub async fn try_run_async<R, T, V, E, G, C>(
+    pub fn try_run_async<R, T, V, E, G, C>(
         &self,
-        mut generate: G,
-        mut validate: C,
-    ) -> Result<Decision<T, R, V>, E>
+        generate: G,
+        validate: C,
+    ) -> impl Future<Output = Result<Decision<T, R, V>, E>> + use<R, T, V, E, G, C>
     where
         G: AsyncFnMut(Reask<'_, R, V>) -> Result<R, E>,
         C: FnMut(&R) -> Result<T, V>,
     {
-        let mut last: Option<(R, V)> = None;
-        let mut tries: u32 = 0;
-        loop {
-            tries = tries.saturating_add(1);
-            let output = generate(reask(tries, last.as_ref())).await?;
-            match self.judge(tries, output, &mut validate) {
-                Judged::Done(decision) => return Ok(decision),
-                Judged::Reask(output, error) => last = Some((output, error)),
+        self.decide_async(generate, validate, std::convert::identity)
+    }
+
+    /// The async loop of both async forms; `split` turns what `generate`
+    /// returns into the output or the error that ends the loop.
+    ///
+    /// Not an `async fn` of `&self`, and no closure adapting `generate`:
+    /// the future holds a copy of the settings and `generate` itself, so
+    /// it is `Send` whenever `generate`, its futures and `validate` are
+    /// (a future holding `&self` across an await, or an adapting async
+    /// closure, trips rustc's "implementation of `Send` is not general
+    /// enough" once the future is spawned).
+    fn decide_async<R, T, V, E, O, G, C>(
+        &self,
+        mut generate: G,
+        mut validate: C,
+        split: fn(O) -> Result<R, E>,
+    ) -> impl Future<Output = Result<Decision<T, R, V>, E>> + use<R, T, V, E, O, G, C>
+    where
+        G: AsyncFnMut(Reask<'_, R, V>) -> O,
+        C: FnMut(&R) -> Result<T, V>,
+    {
+        let this = *self;
+        async move {
+            let mut last: Option<(R, V)> = None;
+            let mut tries: u32 = 0;
+            loop {
+                tries = tries.saturating_add(1);
+                let output = split(generate(reask(tries, last.as_ref())).await)?;
+                match this.judge(tries, output, &mut validate) {
+                    Judged::Done(decision) => return Ok(decision),
+                    // Replacing, not appending, as in `try_run`.
+                    Judged::Reask(output, error) => last = Some((output, error)),
+                }
             }
         }
     }
@@ -366,13 +408,18 @@ impl DecisionRetry {
                 output,
                 tries,
             }),
-            // `tries - 1` re-asks were made so far.
-            Err(error) if tries > self.max_reasks => Judged::Done(Decision::Degraded(Degraded {
-                last_output: output,
-                last_error: error,
-                tries,
-                max_reasks: self.max_reasks,
-            })),
+            // `tries - 1` re-asks were made so far. `tries` saturates at
+            // `u32::MAX`, so that try is the last even when `max_reasks`
+            // would allow more (`u32::MAX` re-asks are `u32::MAX + 1` tries):
+            // without the second test the loop would never end.
+            Err(error) if tries > self.max_reasks || tries == u32::MAX => {
+                Judged::Done(Decision::Degraded(Degraded {
+                    last_output: output,
+                    last_error: error,
+                    tries,
+                    max_reasks: self.max_reasks,
+                }))
+            }
             Err(error) => Judged::Reask(output, error),
         }
     }
@@ -394,5 +441,33 @@ fn reask<R, V>(try_number: u32, last: Option<&(R, V)>) -> Reask<'_, R, V> {
     Reask {
         try_number,
         last: last.map(|(output, error)| (output, error)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `max_reasks(u32::MAX)` allows more tries than a `u32` counts: the
+    /// try numbered `u32::MAX` is the last one, or the loop (whose count
+    /// saturates there) would re-ask for ever.
+    #[test]
+    fn the_last_countable_try_degrades_even_with_unbounded_reasks() {
+        let decide = DecisionRetry::new().max_reasks(u32::MAX);
+        let mut reject = |_: &&str| Err::<(), _>("still wrong");
+        assert!(matches!(
+            decide.judge(u32::MAX - 1, "no", &mut reject),
+            Judged::Reask("no", "still wrong")
+        ));
+        let Judged::Done(Decision::Degraded(degraded)) = decide.judge(u32::MAX, "no", &mut reject)
+        else {
+            panic!("the try numbered u32::MAX must end the loop");
+        };
+        assert_eq!(degraded.tries, u32::MAX);
+        assert_eq!(degraded.max_reasks, u32::MAX);
+        assert_eq!(
+            degraded.reason(),
+            "still invalid after 4294967294 re-asks (4294967295 tries): still wrong"
+        );
     }
 }

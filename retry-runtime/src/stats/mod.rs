@@ -5,8 +5,9 @@
 //! record: calls, attempts, calls that retried, calls that recovered (that
 //! succeeded after at least one retry), calls that gave up by
 //! [`StopReason`](crate::StopReason), and failed attempts by class and by
-//! variant. Counting is a few relaxed atomic additions on the record the fn
-//! already points at: no lookup, no lock, no allocation. A record joins a
+//! variant. Counting is one relaxed atomic addition for a call that
+//! succeeds at once, a few atomic additions for the others, on the record
+//! the fn already points at: no lookup, no lock, no allocation. A record joins a
 //! global registry the first time it counts something, and [`snapshot`]
 //! reads every record there:
 //!
@@ -52,6 +53,29 @@
 //! total   transient       2  100.0%  TimedOut 2
 //! ```
 //!
+//! # Consistency
+//!
+//! A snapshot taken while calls run is consistent: however the counts
+//! interleave with the calls ending, every row (and the total) satisfies
+//!
+//! - `retried <= calls` and `recovered <= retried`,
+//! - `recovered + gave_up_total <= calls`,
+//! - `calls <= attempts`, and `retries >= retried`,
+//!
+//! so the retry rate and the retry success rate stay within 0 and 100 %,
+//! and mean attempts at 1 or more. A call that ends meanwhile may be
+//! counted in part: in `attempts` but not yet in `calls`, in `calls` but not
+//! yet in `retried`, and so on down that chain. A call counts its counters
+//! in one order (attempts, calls, retried, then recovered or gave up), each
+//! after the first with `Release`, and a snapshot reads them in the reverse
+//! order with `Acquire`: having seen a call's later counter, it sees the
+//! earlier ones. A call that succeeds at once adds to one counter, with a
+//! relaxed addition, that stands for both a call and an attempt. The
+//! error distribution is counted per attempt as it fails, so it may be
+//! ahead of the calls (and of a call dropped mid-way). [`reset`] is the
+//! exception: calls that run while it zeroes the counters can leave them
+//! off by those calls until the next reset.
+//!
 //! The same record feeds the `tracing` events and the `metrics` of the
 //! features of those names: a call without a record (a `#[retry(stats =
 //! false)]` fn, a [`Policy`](crate::Policy) not given one) is not observed
@@ -68,9 +92,10 @@ pub use snapshot::{ErrorCount, FnStats, Snapshot};
 /// Every record that has counted a call or an error, read now: each fn's
 /// counts and figures, by name, and their total.
 ///
-/// Not on any call path: it allocates the rows it returns. Each counter is
-/// read on its own, so a snapshot taken while calls run may be off by the
-/// calls in between.
+/// Not on any call path: it allocates the rows it returns. A snapshot
+/// taken while calls run is consistent (see [Consistency](self#consistency)):
+/// calls ending meanwhile may be counted in part, never so that a figure
+/// leaves its range.
 #[must_use]
 pub fn snapshot() -> Snapshot {
     Snapshot::from_records(registry::records().map(CallStats::snapshot))

@@ -1,7 +1,9 @@
 //! [`CallStats`]: one retried fn's counters.
 use std::fmt;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 use super::registry;
 use super::snapshot::{ErrorCount, FnStats};
@@ -16,8 +18,9 @@ pub(crate) const OTHER_VARIANT: &str = "(other)";
 
 /// The statistics of one retried fn (or of the calls of a
 /// [`Policy`](crate::Policy) given the record): lock-free counters in a
-/// `static`, so counting a call costs a few relaxed atomic additions, with
-/// no lookup, no lock and no allocation.
+/// `static`, so counting a call costs one relaxed atomic addition when it
+/// succeeds at once and a few atomic additions otherwise, with no lookup,
+/// no lock and no allocation.
 ///
 /// Every `#[retry]` fn has one, declared inside its expansion and named
 /// `module::path::fn_name` (`#[retry(stats = "name")]` names it,
@@ -140,15 +143,26 @@ impl CallStats {
 
     /// The record's counts now, with the four figures computed.
     ///
-    /// Each counter is read on its own, so a snapshot taken while calls
-    /// run may be off by the calls in between.
+    /// Consistent while calls run (see [the module](super#consistency)):
+    /// a call that ends while the counters are read may be counted in
+    /// part, never so that a figure leaves its range.
     #[must_use]
     pub fn snapshot(&self) -> FnStats {
-        let clean = self.clean.load(Relaxed);
+        // The reverse of the order `count_end` and its callers write in,
+        // each load `Acquire` where the write was `Release`: a call's last
+        // counter seen implies its earlier ones are seen too, so each
+        // counter read is at least the calls the previous read counted.
         let mut gave_up = [0; StopReason::ALL.len()];
         for (count, counter) in gave_up.iter_mut().zip(&self.gave_up) {
-            *count = counter.load(Relaxed);
+            *count = counter.load(Acquire);
         }
+        let recovered = self.recovered.load(Acquire);
+        let retried = self.retried.load(Acquire);
+        let calls = self.calls.load(Acquire);
+        let attempts = self.attempts.load(Relaxed);
+        // A clean call adds one to both calls and attempts: one value
+        // read for both keeps them in step.
+        let clean = self.clean.load(Relaxed);
         let mut errors = Vec::new();
         for slot in &self.variants {
             if let Some(key) = slot.key.get() {
@@ -171,10 +185,10 @@ impl CallStats {
         }
         FnStats::new(
             self.name,
-            clean.saturating_add(self.calls.load(Relaxed)),
-            clean.saturating_add(self.attempts.load(Relaxed)),
-            self.retried.load(Relaxed),
-            self.recovered.load(Relaxed),
+            clean.saturating_add(calls),
+            clean.saturating_add(attempts),
+            retried,
+            recovered,
             gave_up,
             errors,
         )
@@ -222,7 +236,7 @@ impl CallStats {
             self.clean.fetch_add(1, Relaxed);
         } else {
             self.count_end(attempts);
-            self.recovered.fetch_add(1, Relaxed);
+            self.recovered.fetch_add(1, Release);
         }
     }
 
@@ -230,14 +244,18 @@ impl CallStats {
     pub(crate) fn count_give_up(&'static self, attempts: u32, reason: StopReason) {
         self.join();
         self.count_end(attempts);
-        self.gave_up[reason.index()].fetch_add(1, Relaxed);
+        self.gave_up[reason.index()].fetch_add(1, Release);
     }
 
+    /// Counts a call that ended after `attempts` attempts (not a clean
+    /// one), in the order `snapshot` reads in reverse: attempts, calls,
+    /// retried, then (the caller) recovered or gave up, each but the first
+    /// `Release`, so whoever sees one of them sees the ones before.
     fn count_end(&self, attempts: u32) {
-        self.calls.fetch_add(1, Relaxed);
         self.attempts.fetch_add(u64::from(attempts), Relaxed);
+        self.calls.fetch_add(1, Release);
         if attempts > 1 {
-            self.retried.fetch_add(1, Relaxed);
+            self.retried.fetch_add(1, Release);
         }
     }
 
