@@ -73,12 +73,23 @@ fn status_hints_advise_the_common_codes() {
 }
 
 #[test]
-fn from_headers_prefers_retry_after_ms() {
+fn from_headers_takes_the_longer_of_retry_after_ms_and_retry_after() {
     let now = UNIX_EPOCH;
     let both = headers(&[("retry-after", "2"), ("retry-after-ms", "1500")]);
     assert_eq!(
         retry_after::from_headers(&both, now),
-        Some(Duration::from_millis(1500))
+        Some(Duration::from_secs(2))
+    );
+    let precise = headers(&[("retry-after", "2"), ("retry-after-ms", "2500")]);
+    assert_eq!(
+        retry_after::from_headers(&precise, now),
+        Some(Duration::from_millis(2500))
+    );
+    // A zero `retry-after-ms` does not cancel a minute's `Retry-After`.
+    let zero_ms = headers(&[("retry-after", "60"), ("retry-after-ms", "0")]);
+    assert_eq!(
+        retry_after::from_headers(&zero_ms, now),
+        Some(Duration::from_secs(60))
     );
     let seconds_only = headers(&[("Retry-After", "2")]);
     assert_eq!(

@@ -288,3 +288,52 @@ proptest! {
         prop_assert_eq!(parse_ms(&text), Some(expected));
     }
 }
+
+/// 00:00:00 GMT on 1 January of `year` (1970 ..= 2200).
+fn new_year(year: u64) -> SystemTime {
+    let days: u64 = (1970..year)
+        .map(|y| if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 { 366 } else { 365 })
+        .sum();
+    UNIX_EPOCH + Duration::from_secs(days * 86_400)
+}
+
+#[test]
+fn rfc850_two_digit_years_follow_the_fifty_year_rule() {
+    // RFC 9110 §5.6.7: a two-digit year that would be more than 50 years in
+    // the future is the most recent past year with those digits.
+    let now = new_year(2026);
+    // `70` is 2070 (44 years ahead), not 1970.
+    assert_eq!(
+        parse("Monday, 01-Jan-70 00:00:00 GMT", now),
+        Some(new_year(2070).duration_since(now).unwrap())
+    );
+    // `80` would be 2080, more than 50 years ahead: it is 1980, long past.
+    assert_eq!(
+        parse("Tuesday, 01-Jan-80 00:00:00 GMT", now),
+        Some(Duration::ZERO)
+    );
+    // `27` is next year.
+    assert_eq!(
+        parse("Friday, 01-Jan-27 00:00:10 GMT", now),
+        Some(new_year(2027).duration_since(now).unwrap() + Duration::from_secs(10))
+    );
+    // The digits are read in the current century first: in 2090, `95` is
+    // 2095, and `30` is 2030, already past.
+    let late = new_year(2090);
+    assert_eq!(
+        parse("Sunday, 01-Jan-95 00:00:00 GMT", late),
+        Some(new_year(2095).duration_since(late).unwrap())
+    );
+    assert_eq!(parse("Sunday, 01-Jan-30 00:00:00 GMT", late), Some(Duration::ZERO));
+    // Malformed RFC 850 dates are unreadable, not misread.
+    for bad in [
+        "Funday, 01-Jan-30 00:00:00 GMT",
+        "Monday, 32-Jan-30 00:00:00 GMT",
+        "Monday, 01-Foo-30 00:00:00 GMT",
+        "Monday, 01-Jan-30 24:00:00 GMT",
+        "Monday, 01-Jan-3x 00:00:00 GMT",
+        "Monday, 01-Jan-30 00:00:00 UTC",
+    ] {
+        assert_eq!(parse(bad, now), None, "{bad}");
+    }
+}
