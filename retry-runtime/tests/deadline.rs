@@ -180,3 +180,110 @@ fn the_stop_reason_is_deadline() {
     let waits: Vec<_> = failure.attempts().iter().map(|r| r.delay).collect();
     assert_eq!(waits, [Some(100 * MS), None]);
 }
+
+// ------------------------------------------------ no attempt without time
+
+static EDGE_BUDGET: tenacious_runtime::RetryBudget =
+    tenacious_runtime::RetryBudget::with_capacity(100);
+
+#[tokio::test(start_paused = true)]
+async fn no_attempt_starts_that_tokio_rounding_would_leave_without_time() {
+    // The backoff ends 0.5 ms before the deadline; tokio's timer rounds the
+    // wake-up to the next millisecond, the deadline itself. An attempt
+    // started there would get a zero time limit, be sent, time out at once
+    // and replace the real error with a timeout.
+    let policy = Policy::new()
+        .max(3)
+        .jitter(Jitter::None)
+        .base(Duration::from_micros(99_500))
+        .deadline(Duration::from_millis(100))
+        .timeout(Duration::from_millis(50))
+        .budget(&EDGE_BUDGET);
+    let start = Instant::now();
+    let starts = std::cell::RefCell::new(Vec::new());
+    let result = policy
+        .retry_timed(|| {
+            starts.borrow_mut().push(Instant::now() - start);
+            async { Err::<(), _>(Fault::Transient) }
+        })
+        .await;
+    assert_eq!(result, Err(Fault::Transient), "the real error is returned");
+    assert_eq!(starts.borrow().len(), 1, "{:?}", starts.borrow());
+    assert_eq!(EDGE_BUDGET.balance(), 100, "no retry was paid for");
+}
+
+#[test]
+fn a_blocking_loop_keeps_its_deadline_on_the_clock_it_sleeps_on() {
+    // Inside a runtime whose clock is paused, tokio's clock stands still
+    // while the thread sleeps: a deadline kept on it would never come.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let _entered = runtime.enter();
+    let mut attempts = 0;
+    let failure = Policy::new()
+        .max(8)
+        .jitter(Jitter::None)
+        .base(Duration::from_millis(10))
+        .deadline(Duration::from_millis(50))
+        .retry_blocking_failure(|| {
+            attempts += 1;
+            Err::<(), _>(Fault::Transient)
+        })
+        .unwrap_err();
+    // 10 ms, then 20 ms; a third wait of 40 ms would end past the deadline.
+    assert_eq!(attempts, 3);
+    assert_eq!(failure.stop_reason(), StopReason::Deadline);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// On the real clock and a multi-thread runtime, where wake-ups come
+    /// late, no attempt starts at or past the deadline.
+    #[test]
+    fn on_the_real_clock_no_attempt_starts_at_or_past_the_deadline(
+        deadline_us in 2_000..6_000u64,
+        base_us in 100..2_000u64,
+        run_us in 0..1_500u64,
+        jitter in prop_oneof![Just(Jitter::None), Just(Jitter::Full), Just(Jitter::Decorrelated)],
+    ) {
+        let deadline = Duration::from_micros(deadline_us);
+        let policy = Policy::new()
+            .max(100)
+            .jitter(jitter)
+            .base(Duration::from_micros(base_us))
+            .deadline(deadline);
+        let late = real_runtime().block_on(async move {
+            let start = std::time::Instant::now();
+            let late = std::sync::atomic::AtomicU32::new(0);
+            let _ = policy
+                .retry(|| {
+                    if start.elapsed() >= deadline {
+                        late.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    async move {
+                        tokio::time::sleep(Duration::from_micros(run_us)).await;
+                        Err::<(), _>(Fault::Transient)
+                    }
+                })
+                .await;
+            late.into_inner()
+        });
+        prop_assert_eq!(late, 0, "an attempt started at or past the deadline");
+    }
+}
+
+/// One multi-thread runtime on the real clock for every case.
+fn real_runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_time()
+            .build()
+            .unwrap()
+    })
+}
