@@ -75,7 +75,10 @@ async fn a_hundred_callers_told_retry_after_zero_spread_over_the_backoff_window(
             width >= Duration::from_millis(900) && width <= Duration::from_secs(1),
             "{headers:?}: retries spread over {width:?}"
         );
-        assert!(distinct >= 90, "{headers:?}: only {distinct} distinct start times");
+        assert!(
+            distinct >= 90,
+            "{headers:?}: only {distinct} distinct start times"
+        );
     }
 }
 

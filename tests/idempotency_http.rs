@@ -289,3 +289,253 @@ async fn without_a_key_the_retry_creates_a_second_record() {
     assert_eq!(ledger.requests, [None, None]);
     assert_eq!((ledger.conflicts, ledger.replays), (0, 0));
 }
+
+// ------------------------------------------- nested calls keep their keys
+
+/// A store of orders that deduplicates by `Idempotency-Key`: a repeated
+/// key is answered with the receipt the key first got.
+#[derive(Default)]
+struct OrderBook {
+    /// The order each committed record holds, in commit order.
+    records: Vec<String>,
+    /// Each key's receipt: the record's id.
+    receipts: HashMap<String, u64>,
+}
+
+/// `POST /orders` with the order's name as the body.
+async fn place_order(
+    State(book): State<Arc<Mutex<OrderBook>>>,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    let key = headers
+        .get(IDEMPOTENCY_KEY)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let mut book = book.lock().unwrap();
+    if let Some(id) = key.as_ref().and_then(|key| book.receipts.get(key)) {
+        return created(*id);
+    }
+    book.records.push(body);
+    let id = u64::try_from(book.records.len()).unwrap();
+    if let Some(key) = key {
+        book.receipts.insert(key, id);
+    }
+    created(id)
+}
+
+async fn serve_orders() -> (String, Arc<Mutex<OrderBook>>) {
+    let book = Arc::new(Mutex::new(OrderBook::default()));
+    let app = Router::new()
+        .route("/orders", post(place_order))
+        .with_state(Arc::clone(&book));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/orders", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, book)
+}
+
+/// An order, identified by what it asks for: `Hash`, so a nested call's
+/// key is derived from it.
+#[derive(Debug, Clone, Hash, PartialEq, Eq)]
+struct Order(&'static str);
+
+/// The shop's client: the receiver, which the key's fingerprint leaves out.
+struct Shop {
+    client: reqwest::Client,
+    url: String,
+}
+
+impl Shop {
+    /// Places `order`, sending the attempt's key; answers the receipt.
+    #[retry(max = 2, base = "1ms")]
+    async fn create_order(&self, order: &Order) -> Result<(String, u64), CreateError> {
+        let key = Attempt::current().unwrap().idempotency_key();
+        let response = self
+            .client
+            .post(&self.url)
+            .header(IDEMPOTENCY_KEY, key.to_string())
+            .body(order.0)
+            .send()
+            .await?;
+        let id = response.text().await?.parse().unwrap();
+        Ok((order.0.to_owned(), id))
+    }
+
+    /// A cached lookup, made only while the cache is cold.
+    #[retry(max = 2, base = "1ms")]
+    async fn search(&self, query: &str) -> Result<usize, CreateError> {
+        Ok(query.len())
+    }
+}
+
+/// The outer task: fails its first attempt after its nested calls, so the
+/// nested calls run again under the retry.
+#[derive(Debug)]
+struct StepFailed;
+
+impl Classify for StepFailed {
+    fn classify(&self) -> tenacious::ErrorClass {
+        tenacious::ErrorClass::Transient
+    }
+}
+
+impl From<CreateError> for StepFailed {
+    fn from(_: CreateError) -> Self {
+        StepFailed
+    }
+}
+
+#[retry(max = 2, base = "1ms")]
+async fn order_with_cached_search(
+    shop: &Shop,
+    cache: &Mutex<Option<usize>>,
+) -> Result<(String, u64), StepFailed> {
+    let cached = *cache.lock().unwrap();
+    if cached.is_none() {
+        let hits = shop.search("rust book").await?;
+        *cache.lock().unwrap() = Some(hits);
+    }
+    let receipt = shop.create_order(&Order("rust book")).await?;
+    if Attempt::current().unwrap().number() == 1 {
+        return Err(StepFailed); // a later step fails: the task is retried
+    }
+    Ok(receipt)
+}
+
+#[tokio::test]
+async fn a_nested_call_keeps_its_key_when_the_retry_skips_a_cached_call() {
+    let (url, book) = serve_orders().await;
+    let shop = Shop {
+        client: client(),
+        url,
+    };
+    let cache = Mutex::new(None);
+    let (order, id) = order_with_cached_search(&shop, &cache).await.unwrap();
+    assert_eq!((order.as_str(), id), ("rust book", 1));
+    let book = book.lock().unwrap();
+    assert_eq!(book.records, ["rust book"], "the order was placed twice");
+}
+
+#[retry(max = 2, base = "1ms")]
+async fn two_orders_joined(shop: &Shop) -> Result<[(String, u64); 2], StepFailed> {
+    let (a, b) = (Order("a"), Order("b"));
+    // The two calls start in one order on the first attempt and in the
+    // other on the retry, as timing can make them.
+    let (first, second) = if Attempt::current().unwrap().number() == 1 {
+        let (a, b) = tokio::join!(shop.create_order(&a), shop.create_order(&b));
+        (a?, b?)
+    } else {
+        let (b, a) = tokio::join!(shop.create_order(&b), shop.create_order(&a));
+        (a?, b?)
+    };
+    if Attempt::current().unwrap().number() == 1 {
+        return Err(StepFailed);
+    }
+    Ok([first, second])
+}
+
+#[tokio::test]
+async fn concurrent_nested_calls_keep_their_keys_when_they_start_in_another_order() {
+    let (url, book) = serve_orders().await;
+    let shop = Shop {
+        client: client(),
+        url,
+    };
+    let receipts = two_orders_joined(&shop).await.unwrap();
+    let book = book.lock().unwrap();
+    let mut records = book.records.clone();
+    records.sort();
+    assert_eq!(records, ["a", "b"], "one record each");
+    for (order, id) in receipts {
+        assert_eq!(
+            book.records[usize::try_from(id).unwrap() - 1],
+            order,
+            "{order} got another's receipt"
+        );
+    }
+}
+
+#[retry(max = 2, base = "1ms")]
+async fn first_of_two_orders(shop: &Shop) -> Result<(String, u64), StepFailed> {
+    let (a, b) = (Order("a"), Order("b"));
+    let winner = if Attempt::current().unwrap().number() == 1 {
+        tokio::select! {
+            biased;
+            a = shop.create_order(&a) => a?,
+            b = shop.create_order(&b) => b?,
+        }
+    } else {
+        tokio::select! {
+            biased;
+            b = shop.create_order(&b) => b?,
+            a = shop.create_order(&a) => a?,
+        }
+    };
+    if Attempt::current().unwrap().number() == 1 {
+        return Err(StepFailed);
+    }
+    Ok(winner)
+}
+
+#[tokio::test]
+async fn a_select_that_drops_a_nested_call_leaves_the_others_key_alone() {
+    let (url, book) = serve_orders().await;
+    let shop = Shop {
+        client: client(),
+        url,
+    };
+    let (order, id) = first_of_two_orders(&shop).await.unwrap();
+    let book = book.lock().unwrap();
+    assert_eq!(
+        book.records[usize::try_from(id).unwrap() - 1],
+        order,
+        "{order} got another's receipt"
+    );
+    // Each order was committed at most once, whichever branch won when.
+    for name in ["a", "b"] {
+        assert!(
+            book.records.iter().filter(|r| *r == name).count() <= 1,
+            "{:?}",
+            book.records
+        );
+    }
+}
+
+/// A top-level call named by its order: the agent may issue it again after
+/// a give-up, and the store then answers with the first receipt.
+#[retry(max = 1, key = order.0)]
+async fn create_named_order(shop: &Shop, order: &Order) -> Result<u64, CreateError> {
+    let key = Attempt::current().unwrap().idempotency_key();
+    let response = shop
+        .client
+        .post(&shop.url)
+        .header(IDEMPOTENCY_KEY, key.to_string())
+        .body(order.0)
+        .send()
+        .await?;
+    Ok(response.text().await?.parse().unwrap())
+}
+
+#[tokio::test]
+async fn a_call_named_by_key_is_placed_once_when_issued_again() {
+    let (url, book) = serve_orders().await;
+    let shop = Shop {
+        client: client(),
+        url,
+    };
+    let first = create_named_order(&shop, &Order("lamp")).await.unwrap();
+    // The agent lost the answer and issues the same call again.
+    let again = create_named_order(&shop, &Order("lamp")).await.unwrap();
+    let other = create_named_order(&shop, &Order("desk")).await.unwrap();
+    assert_eq!(first, again);
+    assert_ne!(first, other);
+    assert_eq!(book.lock().unwrap().records, ["lamp", "desk"]);
+    // The key is the documented one, so another process computes it too.
+    let seen = book
+        .lock()
+        .unwrap()
+        .receipts
+        .contains_key(&IdempotencyKey::derive("create_named_order", "lamp").to_string());
+    assert!(seen, "the key is not the documented derive(fn name, value)");
+}

@@ -108,7 +108,7 @@ pub use policy::{Nested, Policy, RetryOn};
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::call_key::{ArgHasher, ArgProbe, HashArg, SkipArg};
+    pub use crate::call_key::{ArgHasher, ArgProbe, HashArg, KeySource, SkipArg};
     pub use crate::classify_derive::RetryAfterField;
     pub use crate::engine::{
         Clock, Engine, NotifyFn, RetryResult, WhenFn, always, ignore, resume, resume_failure, step,

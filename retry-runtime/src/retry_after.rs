@@ -109,9 +109,10 @@ fn rfc850(value: &str) -> Option<Rfc850> {
     }
     let number = |range: std::ops::Range<usize>| -> Option<u32> {
         let text = rest.get(range)?;
-        text.bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| text.bytes().fold(0, |acc, b| acc * 10 + u32::from(b - b'0')))
+        text.bytes().all(|b| b.is_ascii_digit()).then(|| {
+            text.bytes()
+                .fold(0, |acc, b| acc * 10 + u32::from(b - b'0'))
+        })
     };
     let month = MONTHS.iter().position(|m| rest.get(3..6) == Some(*m))?;
     let (day, year) = (number(0..2)?, number(7..9)?);

@@ -101,5 +101,8 @@ fn a_spawned_task_does_not_shift_the_keys_of_the_attempts_own_nested_calls() {
     });
     assert!(result.is_ok());
     assert_eq!(keys.len(), 2);
-    assert_eq!(keys[0], keys[1], "the nested call's key moved between attempts");
+    assert_eq!(
+        keys[0], keys[1],
+        "the nested call's key moved between attempts"
+    );
 }

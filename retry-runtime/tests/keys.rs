@@ -113,5 +113,8 @@ fn a_forked_child_draws_keys_of_its_own() {
     };
     assert_eq!(read, 16, "the child wrote no key");
     let child_key = IdempotencyKey::from_u128(u128::from_be_bytes(bytes));
-    assert_ne!(child_key, parent_key, "the child repeated its parent's next key");
+    assert_ne!(
+        child_key, parent_key,
+        "the child repeated its parent's next key"
+    );
 }

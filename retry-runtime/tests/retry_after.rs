@@ -292,7 +292,13 @@ proptest! {
 /// 00:00:00 GMT on 1 January of `year` (1970 ..= 2200).
 fn new_year(year: u64) -> SystemTime {
     let days: u64 = (1970..year)
-        .map(|y| if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 { 366 } else { 365 })
+        .map(|y| {
+            if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+                366
+            } else {
+                365
+            }
+        })
         .sum();
     UNIX_EPOCH + Duration::from_secs(days * 86_400)
 }
@@ -324,7 +330,10 @@ fn rfc850_two_digit_years_follow_the_fifty_year_rule() {
         parse("Sunday, 01-Jan-95 00:00:00 GMT", late),
         Some(new_year(2095).duration_since(late).unwrap())
     );
-    assert_eq!(parse("Sunday, 01-Jan-30 00:00:00 GMT", late), Some(Duration::ZERO));
+    assert_eq!(
+        parse("Sunday, 01-Jan-30 00:00:00 GMT", late),
+        Some(Duration::ZERO)
+    );
     // Malformed RFC 850 dates are unreadable, not misread.
     for bad in [
         "Funday, 01-Jan-30 00:00:00 GMT",
