@@ -71,7 +71,7 @@ use proc_macro::TokenStream;
 /// | `nested` | inside another retried call: `"once"` (one attempt) or `"retry"` | `"once"` |
 /// | `notify` | path to a `fn(&E, &RetryEvent)`, called before each sleep | none |
 /// | `stats` | `false` (no statistics, events or metrics for this fn) or the name of its record | on, named `module::path::fn_name` |
-/// | `crate` | path to the `tenacious` crate, for re-exports | `::tenacious` |
+/// | `crate` | path to the `tenacious` crate, for a crate that re-exports it | `tenacious` as your Cargo.toml names it |
 ///
 /// Durations are string literals of a number and a unit (`h`, `m`, `s`,
 /// `ms`, `us`, `ns`), with decimals and combinations: `"1.5s"`, `"1m30s"`.
