@@ -44,13 +44,7 @@ fn a_re_exported_crate_without_crate_path_is_one_error_naming_it() {
         ("retry", "`#[retry(crate = path::to::tenacious)]`"),
         ("derive", "`#[classify(crate = path::to::tenacious)]`"),
     ] {
-        let output = cargo(&[
-            "check",
-            "-p",
-            "fixture-wrapper-user",
-            "--features",
-            feature,
-        ]);
+        let output = cargo(&["check", "-p", "fixture-wrapper-user", "--features", feature]);
         let stderr = stderr(&output);
         assert!(!output.status.success(), "{feature}: {stderr}");
         let errors = stderr
@@ -59,7 +53,10 @@ fn a_re_exported_crate_without_crate_path_is_one_error_naming_it() {
             .filter(|line| !line.starts_with("error: could not compile"))
             .collect::<Vec<_>>();
         assert_eq!(errors.len(), 1, "{feature}: {stderr}");
-        assert!(errors[0].contains("cannot find the `tenacious` crate"), "{stderr}");
+        assert!(
+            errors[0].contains("cannot find the `tenacious` crate"),
+            "{stderr}"
+        );
         assert!(errors[0].contains(wanted), "{feature}: {stderr}");
         assert!(stderr.contains("due to 1 previous error"), "{stderr}");
         assert!(!stderr.contains("warning"), "{feature}: {stderr}");

@@ -51,7 +51,9 @@ fn a_wrapped_anyhow_error_is_retried_as_its_variant_says() {
 
     let calls = Cell::new(0);
     let error = answer(&calls, 5).unwrap_err();
-    assert!(matches!(&error, ToolError::Client(inner) if inner.to_string() == "connection reset by peer"));
+    assert!(
+        matches!(&error, ToolError::Client(inner) if inner.to_string() == "connection reset by peer")
+    );
     assert_eq!(calls.get(), 3, "exhausted after max attempts");
 }
 

@@ -96,51 +96,106 @@ const KEYS: &str = "transient, rate_limited, invalid, fatal, transparent, hint, 
 const OTHER_WORDS: &[(&[&str], &str, &str)] = &[
     (
         &[
-            "retry", "retryable", "retriable", "retryable_error", "temporary", "temp",
-            "transient_error", "recoverable", "flaky", "timeout", "network", "unavailable",
+            "retry",
+            "retryable",
+            "retriable",
+            "retryable_error",
+            "temporary",
+            "temp",
+            "transient_error",
+            "recoverable",
+            "flaky",
+            "timeout",
+            "network",
+            "unavailable",
         ],
         "an error a retry can fix (a timeout, a reset connection, a 5xx) is `transient`",
         "`#[classify(transient)]`",
     ),
     (
         &[
-            "throttled", "throttle", "throttling", "rate_limit", "ratelimit", "ratelimited",
-            "rate_limits", "too_many_requests", "quota",
+            "throttled",
+            "throttle",
+            "throttling",
+            "rate_limit",
+            "ratelimit",
+            "ratelimited",
+            "rate_limits",
+            "too_many_requests",
+            "quota",
         ],
         "an error that asks to wait (a 429, an exhausted quota) is `rate_limited`",
         "`#[classify(rate_limited)]`",
     ),
     (
         &[
-            "bad_request", "bad_input", "invalid_input", "invalid_request", "validation",
-            "client_error", "user_error", "malformed", "unprocessable",
+            "bad_request",
+            "bad_input",
+            "invalid_input",
+            "invalid_request",
+            "validation",
+            "client_error",
+            "user_error",
+            "malformed",
+            "unprocessable",
         ],
         "an error the request itself causes (a 400, a schema violation) is `invalid`",
         "`#[classify(invalid)]`",
     ),
     (
-        &["permanent", "non_retryable", "not_retryable", "non_retriable", "no_retry", "never"],
+        &[
+            "permanent",
+            "non_retryable",
+            "not_retryable",
+            "non_retriable",
+            "no_retry",
+            "never",
+        ],
         "an error never to retry is `fatal` (a human must fix it) or `invalid` (the caller \
          must change the request)",
         "`#[classify(fatal)]` or `#[classify(invalid)]`",
     ),
     (
-        &["unrecoverable", "abort", "terminal", "unauthorized", "forbidden", "auth"],
+        &[
+            "unrecoverable",
+            "abort",
+            "terminal",
+            "unauthorized",
+            "forbidden",
+            "auth",
+        ],
         "an error only a human can fix (bad credentials, bad configuration) is `fatal`",
         "`#[classify(fatal)]`",
     ),
     (
-        &["forward", "delegate", "inner", "wrap", "wrapped", "from", "source"],
+        &[
+            "forward", "delegate", "inner", "wrap", "wrapped", "from", "source",
+        ],
         "an error that asks its only field is `transparent`",
         "`#[classify(transparent)]`",
     ),
     (
-        &["message", "msg", "help", "note", "advice", "suggestion", "reason", "description"],
+        &[
+            "message",
+            "msg",
+            "help",
+            "note",
+            "advice",
+            "suggestion",
+            "reason",
+            "description",
+        ],
         "advice for the model or the operator is `hint`",
         "`#[classify(hint = \"...\")]`",
     ),
     (
-        &["wait", "delay", "backoff", "retry_after_ms", "retry_after_secs"],
+        &[
+            "wait",
+            "delay",
+            "backoff",
+            "retry_after_ms",
+            "retry_after_secs",
+        ],
         "the field holding the server's wait is marked `retry_after`",
         "`#[classify(retry_after)]` on that field",
     ),
@@ -152,7 +207,10 @@ const OTHER_WORDS: &[(&[&str], &str, &str)] = &[
 ];
 
 /// `attrs` with every key in [`OTHER_WORDS`] reported and taken out.
-fn without_other_words(attrs: &[Attribute], errors: &mut darling::error::Accumulator) -> Vec<Attribute> {
+fn without_other_words(
+    attrs: &[Attribute],
+    errors: &mut darling::error::Accumulator,
+) -> Vec<Attribute> {
     attrs
         .iter()
         .map(|attr| {
@@ -176,8 +234,9 @@ fn without_other_words(attrs: &[Attribute], errors: &mut darling::error::Accumul
                         return true;
                     };
                     let word = ident.to_string().to_lowercase();
-                    let Some((_, why, write)) =
-                        OTHER_WORDS.iter().find(|(words, _, _)| words.contains(&word.as_str()))
+                    let Some((_, why, write)) = OTHER_WORDS
+                        .iter()
+                        .find(|(words, _, _)| words.contains(&word.as_str()))
                     else {
                         return true;
                     };
@@ -340,7 +399,10 @@ mod tests {
             ("throttled", "`#[classify(rate_limited)]`"),
             ("rate_limit", "`#[classify(rate_limited)]`"),
             ("bad_request", "`#[classify(invalid)]`"),
-            ("permanent", "`#[classify(fatal)]` or `#[classify(invalid)]`"),
+            (
+                "permanent",
+                "`#[classify(fatal)]` or `#[classify(invalid)]`",
+            ),
             ("inner", "`#[classify(transparent)]`"),
         ] {
             let word = syn::Ident::new(word, Span::call_site());

@@ -54,7 +54,9 @@ enum Position {
     Struct,
     /// `enum_has_class`: the enum's own attribute carries a class, which is
     /// reported once there; its variants' missing classes are that mistake.
-    Variant { enum_has_class: bool },
+    Variant {
+        enum_has_class: bool,
+    },
 }
 
 impl Position {

@@ -921,7 +921,10 @@ mod tests {
         );
         let errors = errors_for(quote!(on = RateLimited, transient, max = 3));
         assert_eq!(errors.len(), 1, "{errors:?}");
-        assert!(errors[0].contains("`transient` reads as a key"), "{errors:?}");
+        assert!(
+            errors[0].contains("`transient` reads as a key"),
+            "{errors:?}"
+        );
         // Not after `on`: an ordinary unknown key.
         let errors = errors_for(quote!(max = 3, Transient));
         assert!(errors[0].contains("unknown key `Transient`"), "{errors:?}");
