@@ -206,8 +206,10 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// For the same reason `self` cannot be taken by value (`self`,
-/// `mut self`, `self: Box<Self>`, `self: Arc<Self>`): take `&self`,
-/// `&mut self` or `self: &Arc<Self>`. `const fn` and `extern` fns are
+/// `mut self`, `self: Box<Self>`, `self: Arc<Self>`, `self: Pin<Box<Self>>`):
+/// take `&self`, `&mut self`, `self: &Arc<Self>` or `self: Pin<&mut Self>`
+/// (each attempt reborrows it: call `self.as_mut()` in the body, with
+/// `mut self: Pin<&mut Self>`). `const fn` and `extern` fns are
 /// rejected too.
 ///
 /// # Checked at compile time
