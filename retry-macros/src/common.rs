@@ -17,7 +17,43 @@ impl From<Option<syn::Path>> for CratePath {
     }
 }
 
+/// The facade's package name, as a `Cargo.toml` lists it.
+const FACADE: &str = "tenacious";
+
+/// `tenacious` is not among the dependencies of the crate being compiled
+/// (it is reached through a crate that re-exports it) and no `crate = path`
+/// says where it is.
+#[derive(Debug)]
+pub(crate) struct NotADependency;
+
 impl CratePath {
+    /// The path the user gave; else `tenacious` under the name the user's
+    /// `Cargo.toml` gives it (`retry_kit = { package = "tenacious", .. }`
+    /// gives `::retry_kit`), so a renamed dependency needs no `crate =`.
+    ///
+    /// `::tenacious` when the manifest cannot be read (not built by cargo)
+    /// and inside the `tenacious` package itself, whose tests, examples and
+    /// doc tests name it so; `Err` only when the manifest is read and does
+    /// not list `tenacious`, where `::tenacious` would fail once per use.
+    pub(crate) fn resolve(self) -> Result<Self, NotADependency> {
+        if self.0.is_some() {
+            return Ok(self);
+        }
+        match proc_macro_crate::crate_name(FACADE) {
+            Ok(proc_macro_crate::FoundCrate::Name(name)) if name != FACADE => {
+                let name = syn::Ident::new(&name, proc_macro2::Span::call_site());
+                Ok(Self(Some(syn::parse_quote!(::#name))))
+            }
+            Err(proc_macro_crate::Error::CrateNotFound { .. }) => Err(NotADependency),
+            Ok(_) | Err(_) => Ok(self),
+        }
+    }
+
+    /// The path generated code starts from, if not `::tenacious`.
+    pub(crate) fn path(self) -> Option<syn::Path> {
+        self.0
+    }
+
     /// The hidden module generated code goes through: `#krate::__private`.
     pub(crate) fn private(&self) -> TokenStream {
         match &self.0 {
@@ -81,6 +117,17 @@ mod tests {
             CratePath::from(None).private().to_string(),
             ":: tenacious :: __private"
         );
+    }
+
+    #[test]
+    fn a_given_path_is_kept_and_the_macro_crates_own_manifest_names_the_facade() {
+        let path: syn::Path = syn::parse_quote!(my::facade);
+        let krate = CratePath::from(Some(path)).resolve().unwrap();
+        assert_eq!(krate.to_token_stream().to_string(), "my :: facade");
+        // These tests run with this crate's manifest, where `tenacious` is a
+        // dev-dependency under its own name.
+        let krate = CratePath::default().resolve().unwrap();
+        assert_eq!(krate.to_token_stream().to_string(), ":: tenacious");
     }
 
     #[test]

@@ -71,7 +71,7 @@ use proc_macro::TokenStream;
 /// | `nested` | inside another retried call: `"once"` (one attempt) or `"retry"` | `"once"` |
 /// | `notify` | path to a `fn(&E, &RetryEvent)`, called before each sleep | none |
 /// | `stats` | `false` (no statistics, events or metrics for this fn) or the name of its record | on, named `module::path::fn_name` |
-/// | `crate` | path to the `tenacious` crate, for re-exports | `::tenacious` |
+/// | `crate` | path to the `tenacious` crate, for a crate that re-exports it | `tenacious` as your Cargo.toml names it |
 ///
 /// Durations are string literals of a number and a unit (`h`, `m`, `s`,
 /// `ms`, `us`, `ns`), with decimals and combinations: `"1.5s"`, `"1m30s"`.
@@ -206,8 +206,10 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// For the same reason `self` cannot be taken by value (`self`,
-/// `mut self`, `self: Box<Self>`, `self: Arc<Self>`): take `&self`,
-/// `&mut self` or `self: &Arc<Self>`. `const fn` and `extern` fns are
+/// `mut self`, `self: Box<Self>`, `self: Arc<Self>`, `self: Pin<Box<Self>>`):
+/// take `&self`, `&mut self`, `self: &Arc<Self>` or `self: Pin<&mut Self>`
+/// (each attempt reborrows it: call `self.as_mut()` in the body, with
+/// `mut self: Pin<&mut Self>`). `const fn` and `extern` fns are
 /// rejected too.
 ///
 /// # Checked at compile time
@@ -222,8 +224,258 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     retry::expand(args.into(), item.into()).into()
 }
 
-/// Derives `Classify` for an error enum or struct. See the `tenacious`
-/// crate documentation.
+/// Derives `Classify` for an error enum or struct: each variant (or the
+/// struct) says which class of error it is, and so whether `#[retry]`
+/// retries it.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Classify, ErrorClass};
+///
+/// #[derive(Debug, Classify)]
+/// enum ToolError {
+///     #[classify(transient)] // network blip: back off and try again
+///     Timeout,
+///     #[classify(rate_limited)] // 429: wait as long as the server asks
+///     TooManyRequests {
+///         #[classify(retry_after)]
+///         wait: Option<Duration>,
+///     },
+///     #[classify(invalid, hint = "fix the arguments: {0}")] // 400: retrying unchanged is pointless
+///     BadArguments(String),
+///     #[classify(fatal, hint = "credentials are wrong; a human must fix them")] // 401/403
+///     Unauthorized,
+///     #[classify(transparent)] // ask the inner error
+///     Io(std::io::Error),
+/// }
+///
+/// assert_eq!(ToolError::Timeout.classify(), ErrorClass::Transient);
+/// let slow_down = ToolError::TooManyRequests { wait: Some(Duration::from_secs(2)) };
+/// assert_eq!(slow_down.classify(), ErrorClass::RateLimited);
+/// assert_eq!(slow_down.retry_after(), Some(Duration::from_secs(2)));
+/// let bad = ToolError::BadArguments("`limit` must be positive".into());
+/// assert_eq!(bad.hint().as_deref(), Some("fix the arguments: `limit` must be positive"));
+/// assert_eq!(bad.variant(), "BadArguments");
+/// let io = ToolError::Io(std::io::ErrorKind::ConnectionReset.into());
+/// assert_eq!(io.classify(), ErrorClass::Transient);
+/// ```
+///
+/// # Keys
+///
+/// | key | goes on | means |
+/// |---|---|---|
+/// | `transient` | a variant or the struct | `ErrorClass::Transient`: a retry can succeed (timeout, reset connection, 5xx); retried |
+/// | `rate_limited` | a variant or the struct | `ErrorClass::RateLimited`: the server asks to wait (429); retried after its hint, if any |
+/// | `invalid` | a variant or the struct | `ErrorClass::Invalid`: the request is wrong (400, 422, bad model output); never retried unchanged |
+/// | `fatal` | a variant or the struct | `ErrorClass::Fatal`: a human must fix it (401, 403, bad configuration); never retried |
+/// | `transparent` | a variant or struct with one field | every method answered by that field, which must be `Classify` |
+/// | `hint = "..."` | a variant or struct with a class | advice for the model or operator, fields interpolated |
+/// | `retry_after` | one field of a `rate_limited` case | that field, a `Duration` or `Option<Duration>`, is the server's hint |
+/// | `crate = path` | the type | where `tenacious` is, for a crate that reaches it through a re-export |
+///
+/// Every variant of an enum carries exactly one class (`transparent`
+/// counts as one); a variant without one, or with two, is a compile error
+/// naming it. On an enum the class is never written above the enum: the
+/// enum's own `#[classify(...)]` takes only `crate`, so adding a variant
+/// means deciding its class. On a struct, the class goes above the struct.
+/// `variant()` is the variant's name (the struct's for a struct), for the
+/// error distribution in `tenacious::stats`.
+///
+/// ## `transient`, `rate_limited`, `invalid`, `fatal` on a struct
+///
+/// ```
+/// use tenacious::{Classify, ErrorClass};
+///
+/// #[derive(Debug, Classify)]
+/// #[classify(fatal, hint = "set {key} in the config file")]
+/// struct ConfigError {
+///     key: &'static str,
+/// }
+///
+/// let error = ConfigError { key: "api_key" };
+/// assert_eq!(error.classify(), ErrorClass::Fatal);
+/// assert_eq!(error.hint().as_deref(), Some("set api_key in the config file"));
+/// assert_eq!(error.variant(), "ConfigError");
+/// ```
+///
+/// ## `transparent`: ask the inner error
+///
+/// The variant (or struct) has exactly one field, whose type is `Classify`;
+/// `classify`, `retry_after`, `hint` and `variant` all come from it, so the
+/// statistics show the inner error's variant. `std::io::Error` is
+/// `Classify` (by its `ErrorKind`), as are `http::StatusCode`,
+/// `tenacious::HttpError` and `reqwest::Error` with their features, and
+/// `Box`, `Arc` and `&` of any `Classify` type.
+///
+/// ```
+/// use tenacious::{Classify, ErrorClass};
+///
+/// #[derive(Debug, Classify)]
+/// enum Inner {
+///     #[classify(rate_limited)]
+///     Busy,
+/// }
+///
+/// #[derive(Debug, Classify)]
+/// enum Outer {
+///     #[classify(transparent)]
+///     Io(std::io::Error),
+///     #[classify(transparent)]
+///     Inner(Box<Inner>),
+/// }
+///
+/// let refused = Outer::Io(std::io::ErrorKind::ConnectionRefused.into());
+/// assert_eq!(refused.classify(), ErrorClass::Transient);
+/// let busy = Outer::Inner(Box::new(Inner::Busy));
+/// assert_eq!(busy.classify(), ErrorClass::RateLimited);
+/// assert_eq!(busy.variant(), "Busy");
+/// ```
+///
+/// A `transparent` case takes no `hint` (the inner error's is used) and no
+/// `retry_after`.
+///
+/// ## `retry_after`: the server's hint
+///
+/// On one field of a `rate_limited` case, of type `Duration` or
+/// `Option<Duration>` (aliases are fine: the compiler checks the type).
+/// `#[retry]` waits at least that long before the next attempt, up to its
+/// `max_retry_after`; a longer hint returns the error at once. On any other
+/// class it would never be read, so it is an error there.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::Classify;
+///
+/// #[derive(Debug, Classify)]
+/// #[classify(rate_limited)]
+/// struct Throttled(#[classify(retry_after)] Duration);
+///
+/// #[derive(Debug, Classify)]
+/// enum ApiError {
+///     #[classify(rate_limited)]
+///     TooManyRequests {
+///         #[classify(retry_after)]
+///         wait: Option<Duration>,
+///     },
+/// }
+///
+/// assert_eq!(Throttled(Duration::from_secs(3)).retry_after(), Some(Duration::from_secs(3)));
+/// assert_eq!(ApiError::TooManyRequests { wait: None }.retry_after(), None);
+/// ```
+///
+/// ## `hint = "..."`: advice, with fields
+///
+/// A string for the model (as the `system_hint` of an observation) or for
+/// the operator. Fields are interpolated as in thiserror's `#[error]`:
+/// `{0}` for a tuple field, `{name}` for a named one, with format specs
+/// (`{wait:?}`); `{{` and `}}` are braces. A hint without fields is a
+/// `&'static str`, allocated never; one with fields is formatted when
+/// `hint()` is called.
+///
+/// ```
+/// use tenacious::Classify;
+///
+/// #[derive(Debug, Classify)]
+/// enum SchemaError {
+///     #[classify(invalid, hint = "field `{field}` must be {expected}")]
+///     WrongType { field: String, expected: &'static str },
+///     #[classify(invalid, hint = "argument {0} is missing; send {{\"{0}\": ...}}")]
+///     Missing(&'static str),
+///     #[classify(invalid, hint = "the schema allows {0:?} only")]
+///     NotAllowed(Vec<&'static str>),
+/// }
+///
+/// let wrong = SchemaError::WrongType { field: "limit".into(), expected: "an integer" };
+/// assert_eq!(wrong.hint().as_deref(), Some("field `limit` must be an integer"));
+/// let missing = SchemaError::Missing("query");
+/// assert_eq!(missing.hint().as_deref(), Some("argument query is missing; send {\"query\": ...}"));
+/// let not_allowed = SchemaError::NotAllowed(vec!["asc", "desc"]);
+/// assert_eq!(not_allowed.hint().as_deref(), Some("the schema allows [\"asc\", \"desc\"] only"));
+/// ```
+///
+/// ## `crate = path`: tenacious through a re-export
+///
+/// The generated impl names the `tenacious` crate. A renamed dependency
+/// (`retry_kit = { package = "tenacious", .. }` in Cargo.toml) is found
+/// without help; a crate that reaches `tenacious` only through another
+/// crate's re-export says where it is, on the type (quoted or not):
+///
+/// ```
+/// mod facade {
+///     pub use tenacious;
+/// }
+///
+/// use tenacious::{Classify, ErrorClass};
+///
+/// #[derive(Debug, Classify)]
+/// #[classify(crate = facade::tenacious)]
+/// enum FetchError {
+///     #[classify(transient)]
+///     Timeout,
+/// }
+///
+/// assert_eq!(FetchError::Timeout.classify(), ErrorClass::Transient);
+/// ```
+///
+/// ## Generic error types
+///
+/// A field whose type mentions a type parameter gets the bound it needs on
+/// the impl: `Classify` for a `transparent` field, the formatting trait
+/// for an interpolated one.
+///
+/// ```
+/// use tenacious::{Classify, ErrorClass};
+///
+/// #[derive(Debug, Classify)]
+/// enum Layered<E> {
+///     #[classify(transparent)]
+///     Inner(E),
+///     #[classify(invalid, hint = "bad input: {0}")]
+///     Input(E),
+/// }
+///
+/// let inner: Layered<std::io::Error> = Layered::Inner(std::io::ErrorKind::TimedOut.into());
+/// assert_eq!(inner.classify(), ErrorClass::Transient);
+/// ```
+///
+/// ## Errors from other crates
+///
+/// `anyhow::Error`, `Box<dyn std::error::Error + Send + Sync>` and
+/// `String` cannot say whether to retry, and a type of another crate cannot
+/// derive `Classify` here. Wrap such errors in an enum of your own, one
+/// variant per class you can tell apart, and convert with `map_err` (or a
+/// `From` impl, so `?` converts):
+///
+/// ```
+/// use tenacious::{Classify, retry};
+///
+/// type BoxError = Box<dyn std::error::Error + Send + Sync>;
+///
+/// #[derive(Debug, Classify)]
+/// enum CallError {
+///     #[classify(transient)] // whatever the client failed with: worth another try
+///     Client(BoxError),
+///     #[classify(invalid, hint = "{0}")] // the reply did not parse: retrying will not fix it
+///     Reply(String),
+/// }
+///
+/// fn client_call(calls: &mut u32) -> Result<String, BoxError> {
+///     *calls += 1;
+///     if *calls < 2 { Err("connection reset".into()) } else { Ok("42".into()) }
+/// }
+///
+/// #[retry(base = "1ms")]
+/// fn call(calls: &mut u32) -> Result<u32, CallError> {
+///     let reply = client_call(calls).map_err(CallError::Client)?;
+///     reply.parse().map_err(|_| CallError::Reply(format!("not a number: {reply}")))
+/// }
+///
+/// let mut calls = 0;
+/// assert_eq!(call(&mut calls).unwrap(), 42);
+/// assert_eq!(calls, 2);
+/// ```
+///
+/// `tests/foreign_errors.rs` runs the same recipe with `anyhow::Error`.
 #[proc_macro_derive(Classify, attributes(classify))]
 pub fn derive_classify(input: TokenStream) -> TokenStream {
     classify::expand(input.into()).into()

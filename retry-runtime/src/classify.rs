@@ -100,7 +100,8 @@ impl fmt::Display for ErrorClass {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not implement `Classify`",
     label = "the error type of a retried fn must implement `tenacious::Classify`",
-    note = "add `#[derive(tenacious::Classify)]` to `{Self}` and mark each variant with `#[classify(transient)]`, `#[classify(rate_limited)]`, `#[classify(invalid)]`, `#[classify(fatal)]` or `#[classify(transparent)]`"
+    note = "for an error type of your own, add `#[derive(tenacious::Classify)]` to it and mark each variant with `#[classify(transient)]`, `#[classify(rate_limited)]`, `#[classify(invalid)]`, `#[classify(fatal)]` or `#[classify(transparent)]`",
+    note = "an error type of another crate (`anyhow::Error`, `Box<dyn Error>`, `String`, ...) cannot derive it: wrap it in an enum of your own, `#[derive(Debug, tenacious::Classify)] enum MyError {{ #[classify(transient)] Other(anyhow::Error) }}`, and return `.map_err(MyError::Other)`; see \"Errors from other crates\" in the documentation of `derive(Classify)`"
 )]
 pub trait Classify {
     /// The class of this error.

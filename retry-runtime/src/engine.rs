@@ -141,7 +141,8 @@ pub struct RetryEvent {
 
 /// A `Result<T, E>` whose `E` is `Classify`: the return type `#[retry]` accepts.
 #[diagnostic::on_unimplemented(
-    message = "`#[retry]` needs a fn returning `Result<T, E>` with `E: Classify`, found `{Self}`"
+    message = "`#[retry]` needs a fn returning `Result<T, E>` with `E: Classify`, found `{Self}`",
+    note = "return `Result<T, E>` with `E` an error type of your own that derives `tenacious::Classify`"
 )]
 pub trait RetryResult: Sized {
     /// The success type.

@@ -92,6 +92,7 @@ mod reqwest_class;
 pub mod retry_after;
 mod run;
 pub mod stats;
+mod when_by_ref;
 
 pub use attempt::{Attempt, IdempotencyKey, ParseKeyError};
 pub use backoff::{Jitter, backoff_delay, seed_jitter};
@@ -120,6 +121,7 @@ pub mod __private {
         sleep_blocking,
     };
     pub use crate::stats::CallStats;
+    pub use crate::when_by_ref::{WhenByRef, when};
     pub use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryEvent, RetryOn};
     pub use ::core::ops::ControlFlow;
     pub use ::core::option::Option;

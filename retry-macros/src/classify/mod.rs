@@ -13,6 +13,8 @@
 //!   aliases of `Duration` work.
 use proc_macro2::TokenStream;
 
+use crate::common::NotADependency;
+
 mod fallback;
 mod generate;
 mod hint;
@@ -25,8 +27,25 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         Err(error) => return error.to_compile_error(),
     };
     let (krate, derive) = validate::validate(&input);
+    let krate = match krate.resolve() {
+        Ok(krate) => krate,
+        // Said once, on the derive; no stub impl, as its trait cannot be named.
+        Err(NotADependency) => {
+            return syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "`derive(Classify)` cannot find the `tenacious` crate: it is not a dependency \
+                 in this crate's Cargo.toml; if another crate re-exports it, say where with \
+                 `#[classify(crate = path::to::tenacious)]` on the type, or add `tenacious` \
+                 to [dependencies]",
+            )
+            .to_compile_error();
+        }
+    };
     match derive {
-        Ok(derive) => generate::generate(&derive),
+        Ok(mut derive) => {
+            derive.krate = krate;
+            generate::generate(&derive)
+        }
         Err(errors) => {
             let mut tokens = errors.write_errors();
             tokens.extend(fallback::stub(&input, &krate.private()));

@@ -65,8 +65,16 @@ pub(crate) struct Attrs {
 }
 
 impl Attrs {
+    /// Reads every `#[classify(...)]` in `attrs`. A word other libraries
+    /// use (`retryable`, `permanent`, ...) is reported with the key that
+    /// means it here, and left out of what darling reads, so it is one error.
     pub(crate) fn read(attrs: &[Attribute]) -> darling::Result<Self> {
-        Self::from_attributes(attrs)
+        let mut errors = darling::Error::accumulator();
+        let attrs = without_other_words(attrs, &mut errors);
+        let read = errors.handle(Self::from_attributes(&attrs));
+        errors.finish_with(read).and_then(|read| {
+            read.ok_or_else(|| darling::Error::custom("`#[classify]` could not be read"))
+        })
     }
 
     pub(crate) fn word(&self, class: Class) -> Word {
@@ -78,6 +86,178 @@ impl Attrs {
             Class::Transparent => self.transparent,
         }
     }
+}
+
+/// The keys, as an error lists them.
+const KEYS: &str = "transient, rate_limited, invalid, fatal, transparent, hint, retry_after, crate";
+
+/// Words other error and retry libraries use, each with what means it here
+/// and how to write that.
+const OTHER_WORDS: &[(&[&str], &str, &str)] = &[
+    (
+        &[
+            "retry",
+            "retryable",
+            "retriable",
+            "retryable_error",
+            "temporary",
+            "temp",
+            "transient_error",
+            "recoverable",
+            "flaky",
+            "timeout",
+            "network",
+            "unavailable",
+        ],
+        "an error a retry can fix (a timeout, a reset connection, a 5xx) is `transient`",
+        "`#[classify(transient)]`",
+    ),
+    (
+        &[
+            "throttled",
+            "throttle",
+            "throttling",
+            "rate_limit",
+            "ratelimit",
+            "ratelimited",
+            "rate_limits",
+            "too_many_requests",
+            "quota",
+        ],
+        "an error that asks to wait (a 429, an exhausted quota) is `rate_limited`",
+        "`#[classify(rate_limited)]`",
+    ),
+    (
+        &[
+            "bad_request",
+            "bad_input",
+            "invalid_input",
+            "invalid_request",
+            "validation",
+            "client_error",
+            "user_error",
+            "malformed",
+            "unprocessable",
+        ],
+        "an error the request itself causes (a 400, a schema violation) is `invalid`",
+        "`#[classify(invalid)]`",
+    ),
+    (
+        &[
+            "permanent",
+            "non_retryable",
+            "not_retryable",
+            "non_retriable",
+            "no_retry",
+            "never",
+        ],
+        "an error never to retry is `fatal` (a human must fix it) or `invalid` (the caller \
+         must change the request)",
+        "`#[classify(fatal)]` or `#[classify(invalid)]`",
+    ),
+    (
+        &[
+            "unrecoverable",
+            "abort",
+            "terminal",
+            "unauthorized",
+            "forbidden",
+            "auth",
+        ],
+        "an error only a human can fix (bad credentials, bad configuration) is `fatal`",
+        "`#[classify(fatal)]`",
+    ),
+    (
+        &[
+            "forward", "delegate", "inner", "wrap", "wrapped", "from", "source",
+        ],
+        "an error that asks its only field is `transparent`",
+        "`#[classify(transparent)]`",
+    ),
+    (
+        &[
+            "message",
+            "msg",
+            "help",
+            "note",
+            "advice",
+            "suggestion",
+            "reason",
+            "description",
+        ],
+        "advice for the model or the operator is `hint`",
+        "`#[classify(hint = \"...\")]`",
+    ),
+    (
+        &[
+            "wait",
+            "delay",
+            "backoff",
+            "retry_after_ms",
+            "retry_after_secs",
+        ],
+        "the field holding the server's wait is marked `retry_after`",
+        "`#[classify(retry_after)]` on that field",
+    ),
+    (
+        &["krate"],
+        "the path to the `tenacious` crate is `crate`",
+        "`#[classify(crate = path::to::tenacious)]`",
+    ),
+];
+
+/// `attrs` with every key in [`OTHER_WORDS`] reported and taken out.
+fn without_other_words(
+    attrs: &[Attribute],
+    errors: &mut darling::error::Accumulator,
+) -> Vec<Attribute> {
+    attrs
+        .iter()
+        .map(|attr| {
+            let Meta::List(list) = &attr.meta else {
+                return attr.clone();
+            };
+            if !list.path.is_ident(ATTR) {
+                return attr.clone();
+            }
+            // Malformed lists are darling's to report.
+            let Ok(metas) = list.parse_args_with(
+                syn::punctuated::Punctuated::<Meta, syn::Token![,]>::parse_terminated,
+            ) else {
+                return attr.clone();
+            };
+            let before = metas.len();
+            let kept: Vec<Meta> = metas
+                .into_iter()
+                .filter(|meta| {
+                    let Some(ident) = meta.path().get_ident() else {
+                        return true;
+                    };
+                    let word = ident.to_string().to_lowercase();
+                    let Some((_, why, write)) = OTHER_WORDS
+                        .iter()
+                        .find(|(words, _, _)| words.contains(&word.as_str()))
+                    else {
+                        return true;
+                    };
+                    errors.push(
+                        darling::Error::custom(format!(
+                            "unknown key `{ident}`; {why}: write {write}; the keys are: {KEYS}"
+                        ))
+                        .with_span(ident),
+                    );
+                    false
+                })
+                .collect();
+            if kept.len() == before {
+                return attr.clone();
+            }
+            let path = &list.path;
+            let mut attr = attr.clone();
+            attr.meta = syn::parse_quote!(#path(#(#kept),*));
+            attr
+        })
+        .collect()
 }
 
 /// A key that is a bare word (`transient`). Unlike darling's `Flag` it
@@ -209,6 +389,34 @@ mod tests {
         let attrs: Vec<Attribute> = vec![parse_quote!(#[classify(transint)])];
         let message = Attrs::read(&attrs).unwrap_err().to_string();
         assert!(message.contains("transient"), "{message}");
+    }
+
+    #[test]
+    fn words_of_other_libraries_name_the_key_meant() {
+        for (word, key) in [
+            ("retryable", "`#[classify(transient)]`"),
+            ("Retriable", "`#[classify(transient)]`"),
+            ("throttled", "`#[classify(rate_limited)]`"),
+            ("rate_limit", "`#[classify(rate_limited)]`"),
+            ("bad_request", "`#[classify(invalid)]`"),
+            (
+                "permanent",
+                "`#[classify(fatal)]` or `#[classify(invalid)]`",
+            ),
+            ("inner", "`#[classify(transparent)]`"),
+        ] {
+            let word = syn::Ident::new(word, Span::call_site());
+            let attrs: Vec<Attribute> = vec![parse_quote!(#[classify(#word, hint = "h")])];
+            let error = Attrs::read(&attrs).unwrap_err();
+            assert_eq!(error.len(), 1, "{word}: {error}");
+            let message = error.to_string();
+            assert!(message.contains(&format!("write {key}")), "{message}");
+            assert!(message.contains("the keys are: transient"), "{message}");
+        }
+        // A value on the word does not hide it, nor an error after it.
+        let attrs: Vec<Attribute> = vec![parse_quote!(#[classify(retry = true, transint)])];
+        let error = Attrs::read(&attrs).unwrap_err();
+        assert_eq!(error.len(), 2, "{error}");
     }
 
     #[test]

@@ -52,14 +52,18 @@ pub(crate) struct FieldRef<'a> {
 #[derive(Clone, Copy)]
 enum Position {
     Struct,
-    Variant,
+    /// `enum_has_class`: the enum's own attribute carries a class, which is
+    /// reported once there; its variants' missing classes are that mistake.
+    Variant {
+        enum_has_class: bool,
+    },
 }
 
 impl Position {
     fn noun(self) -> &'static str {
         match self {
             Self::Struct => "a struct",
-            Self::Variant => "a variant",
+            Self::Variant { .. } => "a variant",
         }
     }
 }
@@ -91,6 +95,11 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
             if let Some(attrs) = &attrs {
                 reject_class_keys(attrs, &input.ident, &mut errors);
             }
+            let enum_has_class = attrs.as_ref().is_some_and(|attrs| {
+                CLASSES
+                    .into_iter()
+                    .any(|class| attrs.word(class).is_present())
+            });
             let cases = data
                 .variants
                 .iter()
@@ -107,7 +116,7 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
                     }
                     case(
                         &variant.ident,
-                        Position::Variant,
+                        Position::Variant { enum_has_class },
                         &attrs,
                         &variant.attrs,
                         &variant.fields,
@@ -297,7 +306,10 @@ fn one_class(
         [] => {
             let (what, place) = match position {
                 Position::Struct => ("struct", "above the struct"),
-                _ => ("variant", "on the variant"),
+                Position::Variant {
+                    enum_has_class: true,
+                } => return None,
+                Position::Variant { .. } => ("variant", "on the variant"),
             };
             errors.push(
                 Error::custom(format!(

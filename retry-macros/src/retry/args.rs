@@ -218,10 +218,19 @@ pub(super) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
         }
     };
     let mut seen: Vec<String> = Vec::new();
+    // Inside `on = A, B, C`: the comma ended `on`, so `B` and `C` read as keys.
+    let mut in_on_list = false;
     for RawArg { key, value } in raw {
         let name = key.unraw().to_string();
+        let stray_class = in_on_list && value.is_none() && is_class(&name);
+        in_on_list = name == "on" || stray_class;
         if !KEYS.contains(&name.as_str()) {
-            errors.at(&key, unknown_key(&name));
+            if stray_class {
+                // `on = Transient, RateLimited`: the comma ended `on`.
+                errors.at(&key, comma_in_on(&name));
+            } else {
+                errors.at(&key, unknown_key(&name));
+            }
             continue;
         }
         if seen.contains(&name) {
@@ -273,7 +282,13 @@ fn parse_raw(input: ParseStream<'_>) -> syn::Result<Vec<RawArg>> {
         })?;
         let value = if input.peek(Token![=]) {
             input.parse::<Token![=]>()?;
-            Some(input.parse::<Expr>()?)
+            // `max =` with nothing after it: reported on the key, like a
+            // bare `max`, not as a parser error at the attribute's end.
+            if input.is_empty() || input.peek(Token![,]) {
+                None
+            } else {
+                Some(input.parse::<Expr>()?)
+            }
         } else {
             None
         };
@@ -306,6 +321,18 @@ fn example(key: &str) -> &'static str {
         "crate" => "crate = ::tenacious",
         _ => "key = value",
     }
+}
+
+/// Whether `word` is (or is a likely typo of) an error class, as `on` lists them.
+fn is_class(word: &str) -> bool {
+    closest(word, &["Transient", "RateLimited", "Invalid", "Fatal"]).is_some()
+}
+
+fn comma_in_on(name: &str) -> String {
+    format!(
+        "classes in `on` are joined with `|`, not `,`: write `on = Transient | RateLimited`; \
+         after a comma `{name}` reads as a key"
+    )
 }
 
 fn unknown_key(name: &str) -> String {
@@ -892,6 +919,33 @@ mod tests {
             Some("RateLimited")
         );
         assert_eq!(closest("Timeout", &["Transient", "RateLimited"]), None);
+    }
+
+    #[test]
+    fn classes_joined_by_commas_are_one_error_saying_to_use_a_bar() {
+        let errors = errors_for(quote!(on = Transient, RateLimited));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0].contains("joined with `|`, not `,`: write `on = Transient | RateLimited`"),
+            "{errors:?}"
+        );
+        let errors = errors_for(quote!(on = RateLimited, transient, max = 3));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0].contains("`transient` reads as a key"),
+            "{errors:?}"
+        );
+        // Not after `on`: an ordinary unknown key.
+        let errors = errors_for(quote!(max = 3, Transient));
+        assert!(errors[0].contains("unknown key `Transient`"), "{errors:?}");
+    }
+
+    #[test]
+    fn a_key_with_an_equals_sign_and_no_value_is_reported_on_the_key() {
+        for tokens in [quote!(max =), quote!(max = , base = "1s")] {
+            let errors = errors_for(tokens);
+            assert_eq!(errors, ["`max` needs a value: `max = 3`"]);
+        }
     }
 
     #[test]

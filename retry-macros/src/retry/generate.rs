@@ -76,10 +76,19 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         quote!(#private::resume(&mut #engine, #last))
     };
     let step = respan(step_fn, Span::call_site().located_at(first_span));
-    let when = args
-        .when
-        .as_ref()
-        .map_or_else(|| quote!(#private::always), ToTokens::to_token_stream);
+    // A user's `when` goes through `when(..)`, which checks that it borrows
+    // the error; spanned on the path, so that is the one error there.
+    let when = args.when.as_ref().map_or_else(
+        || quote!(#private::always),
+        |path| {
+            let (first, last) = first_and_last_span(path);
+            let mut call = respan(quote!(#private::when), first);
+            let mut args = Group::new(Delimiter::Parenthesis, path.to_token_stream());
+            args.set_span(last);
+            call.extend([TokenTree::Group(args)]);
+            call
+        },
+    );
     let notify = args
         .notify
         .as_ref()

@@ -19,9 +19,21 @@ mod validate;
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 
+use crate::common::{CratePath, NotADependency};
+
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let args = args::parse(args, &mut errors);
+    let mut args = args::parse(args, &mut errors);
+    match CratePath::from(args.krate.take()).resolve() {
+        Ok(krate) => args.krate = krate.path(),
+        // Said once, on the attribute, instead of once per generated path.
+        Err(NotADependency) => errors.push(syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "`#[retry]` cannot find the `tenacious` crate: it is not a dependency in this \
+             crate's Cargo.toml; if another crate re-exports it, say where with \
+             `#[retry(crate = path::to::tenacious)]`, or add `tenacious` to [dependencies]",
+        )),
+    }
     let func = match syn::parse2::<item::RetryFn>(item.clone()) {
         Ok(func) => Some(func),
         Err(err) => {

@@ -103,12 +103,24 @@ fn check_signature(sig: &Signature, errors: &mut Errors) {
         );
     }
     if let Some(FnArg::Receiver(receiver)) = sig.inputs.first() {
-        let by_value = match &receiver.kind {
-            ReceiverKind::Reference(..) => false,
-            ReceiverKind::Typed(_, ty) => !matches!(strip_groups(ty), Type::Reference(_)),
-            _ => true,
+        // `Pin<&mut Self>` and `Pin<&Self>` are references: each attempt
+        // reborrows them (`self.as_mut()`), as with `&mut self`.
+        let (by_value, pinned) = match &receiver.kind {
+            ReceiverKind::Reference(..) => (false, false),
+            ReceiverKind::Typed(_, ty) => match pin_argument(ty) {
+                Some(inner) => (!matches!(strip_groups(inner), Type::Reference(_)), true),
+                None => (!matches!(strip_groups(ty), Type::Reference(_)), false),
+            },
+            _ => (true, false),
         };
-        if by_value {
+        if by_value && pinned {
+            errors.at(
+                receiver,
+                "`#[retry]` runs the body again after a failure, so it cannot take a pinned \
+                 `self` by value (the first attempt would consume it); take \
+                 `self: Pin<&mut Self>` and reborrow it in the body with `self.as_mut()`",
+            );
+        } else if by_value {
             errors.at(
                 receiver,
                 "`#[retry]` runs the body again after a failure, so it cannot take `self` by \
@@ -164,6 +176,24 @@ fn check_return_type(ty: &Type, errors: &mut Errors) {
              return a `Result` whose error type says whether to retry"
         ),
     );
+}
+
+/// `P` of a `Pin<P>` (by its last path segment, so `std::pin::Pin` too).
+fn pin_argument(ty: &Type) -> Option<&Type> {
+    let Type::Path(path) = strip_groups(ty) else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Pin" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(inner) if args.args.len() == 1 => Some(inner),
+        _ => None,
+    }
 }
 
 /// Strips the invisible groups `macro_rules!` wraps around `$t:ty`, and parentheses.
@@ -306,8 +336,16 @@ mod tests {
             quote!(self: &Self),
             quote!(self: &mut Self),
             quote!(self: &std::sync::Arc<Self>),
+            quote!(self: Pin<&mut Self>),
+            quote!(mut self: Pin<&mut Self>),
+            quote!(self: std::pin::Pin<&Self>),
         ] {
             assert!(errors(quote!(), quote!(fn f(#receiver) -> R { x })).is_empty());
+        }
+        for receiver in [quote!(self: Pin<Box<Self>>), quote!(self: Pin<Self>)] {
+            let e = errors(quote!(), quote!(fn f(#receiver) -> R { x }));
+            assert_eq!(e.len(), 1, "{receiver}: {e:?}");
+            assert!(e[0].contains("`self: Pin<&mut Self>`"), "{e:?}");
         }
     }
 
