@@ -4,6 +4,8 @@
 //! - [`args`] reads `key = value` pairs into typed settings ([`duration`]
 //!   turns duration literals into nanoseconds);
 //! - [`item`] reads the fn, keeping its body as tokens;
+//! - [`shape`] finds the user's body in what `#[async_trait]` or
+//!   `#[tracing::instrument]`, expanded first, made of it;
 //! - [`validate`] checks the fn's shape and the settings against each other;
 //! - [`generate`] writes the fn back with its body run once per attempt.
 //!
@@ -14,6 +16,7 @@ mod args;
 mod duration;
 mod generate;
 mod item;
+mod shape;
 mod validate;
 
 use proc_macro2::TokenStream;
@@ -29,17 +32,18 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             None
         }
     };
-    if let Some(func) = &func {
-        validate::check(&args, func, &mut errors);
+    let shape = func.as_ref().map(shape::Shape::of);
+    if let (Some(func), Some(shape)) = (&func, &shape) {
+        validate::check(&args, func, shape, &mut errors);
     }
-    match (errors.finish(), func) {
-        (Ok(()), Some(func)) => generate::expand(&args, func),
-        (Err(err), _) => {
+    match (errors.finish(), func, shape) {
+        (Ok(()), Some(func), Some(shape)) => generate::expand(&args, func, shape),
+        (Err(err), ..) => {
             let mut out = err.to_compile_error();
             item.to_tokens(&mut out);
             out
         }
-        (Ok(()), None) => unreachable!("a fn that fails to parse records an error"),
+        (Ok(()), ..) => unreachable!("a fn that fails to parse records an error"),
     }
 }
 

@@ -12,20 +12,21 @@ use super::Errors;
 use super::args::Args;
 use super::duration;
 use super::item::RetryFn;
+use super::shape::Shape;
 
 /// The runtime's defaults, needed to compare a lone `cap` with `base`.
 const DEFAULT_BASE_NANOS: u64 = 200_000_000;
 const DEFAULT_CAP_NANOS: u64 = 20_000_000_000;
 
-pub(super) fn check(args: &Args, func: &RetryFn, errors: &mut Errors) {
+pub(super) fn check(args: &Args, func: &RetryFn, shape: &Shape, errors: &mut Errors) {
     check_backoff(args, errors);
-    check_limits(args, &func.sig, errors);
+    check_limits(args, shape, errors);
     check_signature(&func.sig, errors);
 }
 
-fn check_limits(args: &Args, sig: &Signature, errors: &mut Errors) {
+fn check_limits(args: &Args, shape: &Shape, errors: &mut Errors) {
     if let Some(timeout) = &args.timeout
-        && sig.asyncness.is_none()
+        && !shape.is_async
     {
         errors.at(
             &timeout.key,
