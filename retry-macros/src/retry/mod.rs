@@ -6,7 +6,8 @@
 //! - [`item`] reads the fn, keeping its body as tokens;
 //! - [`shape`] finds the user's body in what `#[async_trait]` or
 //!   `#[tracing::instrument]`, expanded first, made of it;
-//! - [`validate`] checks the fn's shape and the settings against each other;
+//! - [`validate`] checks the fn's shape and the settings against each other
+//!   ([`lifetimes`] finds which input a returned borrow comes from);
 //! - [`generate`] writes the fn back with its body run once per attempt.
 //!
 //! Every mistake is collected before anything is generated; on any mistake
@@ -16,6 +17,7 @@ mod args;
 mod duration;
 mod generate;
 mod item;
+mod lifetimes;
 mod shape;
 mod validate;
 
