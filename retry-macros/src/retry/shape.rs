@@ -46,22 +46,13 @@ pub(super) struct Shape {
 enum Kind {
     /// The fn as the user wrote it: the loop is the fn's body.
     Plain,
-    /// `#[async_trait]`'s `Box::pin(async move { .. })`: the loop follows
-    /// the moves, inside the boxed block.
-    AsyncTrait {
-        /// `Box::pin`, as written.
-        box_pin: TokenStream,
-        paren: Group,
-        /// `async move`, as written.
-        async_move: TokenStream,
-        block: Group,
-        moves: Vec<Stmt>,
-    },
-    /// `#[tracing::instrument]`'s body: the loop replaces the `{ BODY }`
-    /// group at `path` (the indices of the groups leading to it).
-    Instrumented {
+    /// The block at `path` in `fn_body` (the indices of the groups leading
+    /// to it) holds the user's body: the loop replaces its contents, after
+    /// `setup` (async-trait's moves of the arguments, which run once).
+    Nested {
         fn_body: TokenStream,
         path: Vec<usize>,
+        setup: TokenStream,
     },
 }
 
@@ -71,18 +62,35 @@ impl Shape {
             // Validation rejects it; the shape is not used.
             return Self::plain(func, syn::parse_quote!(()));
         };
+        let mut path = Vec::new();
+        // async-trait's block, wherever it is: at the top of the fn, or
+        // inside the future `#[instrument]` (expanded after async-trait,
+        // before `#[retry]`) made of it.
         if func.sig.asyncness.is_none()
             && let Some(output) = boxed_future_output(return_type)
-            && let Some(shape) = Self::async_trait(func, output)
+            && let Some(block) = find_async_trait_block(&func.body, &mut path)
         {
-            return shape;
-        }
-        let mut path = Vec::new();
-        if let Some(group) = find_instrumented(&func.body, &mut path) {
             return Self {
-                kind: Kind::Instrumented {
+                kind: Kind::Nested {
                     fn_body: func.body.clone(),
                     path,
+                    setup: block.setup,
+                },
+                is_async: true,
+                output,
+                brace: Brace {
+                    span: block.user.delim_span(),
+                },
+                body: block.user.stream(),
+            };
+        }
+        path.clear();
+        if let Some(group) = find_instrumented(&func.body, &mut path) {
+            return Self {
+                kind: Kind::Nested {
+                    fn_body: func.body.clone(),
+                    path,
+                    setup: TokenStream::new(),
                 },
                 is_async: func.sig.asyncness.is_some(),
                 output: (**return_type).clone(),
@@ -105,94 +113,65 @@ impl Shape {
         }
     }
 
-    /// `PATH::Box::pin(async move { STMTS })`, the whole body, where STMTS
-    /// begin with async-trait's type hint and moves.
-    fn async_trait(func: &RetryFn, output: Type) -> Option<Self> {
-        let tokens: Vec<TokenTree> = func.body.clone().into_iter().collect();
-        let (TokenTree::Group(paren), path) = tokens.split_last()? else {
-            return None;
-        };
-        let ends_in_box_pin = matches!(
-            path,
-            [.., TokenTree::Ident(b), TokenTree::Punct(c1), TokenTree::Punct(c2), TokenTree::Ident(pin)]
-                if b == "Box" && c1.as_char() == ':' && c2.as_char() == ':' && pin == "pin"
-        );
-        let only_path = path.iter().all(|token| match token {
-            TokenTree::Ident(_) => true,
-            TokenTree::Punct(punct) => punct.as_char() == ':',
-            _ => false,
-        });
-        if paren.delimiter() != Delimiter::Parenthesis || !ends_in_box_pin || !only_path {
-            return None;
-        }
-        let inner: Vec<TokenTree> = paren.stream().into_iter().collect();
-        let [
-            TokenTree::Ident(async_token),
-            TokenTree::Ident(move_token),
-            TokenTree::Group(block),
-        ] = inner.as_slice()
-        else {
-            return None;
-        };
-        if async_token != "async" || move_token != "move" || block.delimiter() != Delimiter::Brace {
-            return None;
-        }
-        let mut stmts = Block::parse_within.parse2(block.stream()).ok()?;
-        let moves_end = stmts
-            .iter()
-            .position(|stmt| !is_async_trait_setup(stmt))
-            .unwrap_or(stmts.len());
-        let rest = stmts.split_off(moves_end);
-        // `let __ret: R = { BODY }; __ret`: the attempt is BODY, in the
-        // user's own braces, so an attempt's type is not tied to `R` (a
-        // `Failure<E>` fn's attempts return `Result<T, E>`).
-        let (brace, body) = match user_block(&rest) {
-            Some(user) => (
-                Brace {
-                    span: user.delim_span(),
-                },
-                user.stream(),
-            ),
-            None => (
-                Brace {
-                    span: block.delim_span(),
-                },
-                rest.iter().map(ToTokens::to_token_stream).collect(),
-            ),
-        };
-        Some(Self {
-            kind: Kind::AsyncTrait {
-                box_pin: path.iter().cloned().collect(),
-                paren: paren.clone(),
-                async_move: quote!(#async_token #move_token),
-                block: block.clone(),
-                moves: stmts,
-            },
-            is_async: true,
-            output,
-            brace,
-            body,
-        })
-    }
-
     /// The fn's body with `retry_loop` in the user's body's place.
     pub(super) fn wrap(self, retry_loop: TokenStream) -> TokenStream {
         match self.kind {
             Kind::Plain => retry_loop,
-            Kind::AsyncTrait {
-                box_pin,
-                paren,
-                async_move,
-                block,
-                moves,
-            } => {
-                let block = regroup(&block, quote!(#(#moves)* #retry_loop));
-                let paren = regroup(&paren, quote!(#async_move #block));
-                quote!(#box_pin #paren)
-            }
-            Kind::Instrumented { fn_body, path } => replace_at(fn_body, &path, retry_loop),
+            Kind::Nested {
+                fn_body,
+                path,
+                setup,
+            } => replace_at(fn_body, &path, quote!(#setup #retry_loop)),
         }
     }
+}
+
+/// async-trait's block, split.
+struct AsyncTraitBlock {
+    /// The type hint and the moves of the arguments.
+    setup: TokenStream,
+    /// The user's body in its braces.
+    user: Group,
+}
+
+/// The `{ .. }` of an `async move { .. }` whose statements are async-trait's
+/// `<type hint>; <moves>; let __ret: R = { BODY }; __ret`, depth first,
+/// with the indices of the groups leading to it in `path`.
+fn find_async_trait_block(tokens: &TokenStream, path: &mut Vec<usize>) -> Option<AsyncTraitBlock> {
+    let tokens: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    for (index, token) in tokens.iter().enumerate() {
+        let TokenTree::Group(group) = token else {
+            continue;
+        };
+        let after_async_move = index >= 2
+            && matches!(
+                (&tokens[index - 2], &tokens[index - 1]),
+                (TokenTree::Ident(a), TokenTree::Ident(m)) if a == "async" && m == "move"
+            );
+        if after_async_move
+            && group.delimiter() == Delimiter::Brace
+            && let Ok(mut stmts) = Block::parse_within.parse2(group.stream())
+        {
+            let setup_end = stmts
+                .iter()
+                .position(|stmt| !is_async_trait_setup(stmt))
+                .unwrap_or(stmts.len());
+            let rest = stmts.split_off(setup_end);
+            if let Some(user) = user_block(&rest) {
+                path.push(index);
+                return Some(AsyncTraitBlock {
+                    setup: stmts.iter().map(ToTokens::to_token_stream).collect(),
+                    user,
+                });
+            }
+        }
+        path.push(index);
+        if let Some(found) = find_async_trait_block(&group.stream(), path) {
+            return Some(found);
+        }
+        path.pop();
+    }
+    None
 }
 
 /// The `Output` of `Pin<Box<dyn Future<Output = R> + ..>>` (any paths ending
@@ -404,10 +383,15 @@ mod tests {
             shape.body.to_string(),
             quote!(__self.n += 1; Ok(x.len())).to_string()
         );
-        let Kind::AsyncTrait { moves, .. } = &shape.kind else {
+        let Kind::Nested { setup, .. } = &shape.kind else {
             panic!("not recognised")
         };
-        assert_eq!(moves.len(), 3);
+        assert!(
+            setup
+                .to_string()
+                .ends_with("let mut __self = self ; let x = x ;"),
+            "{setup}"
+        );
         let out = shape.wrap(quote!(LOOP)).to_string();
         assert!(out.starts_with("Box :: pin (async move { if let"), "{out}");
         assert!(out.ends_with("let x = x ; LOOP })"), "{out}");
@@ -438,6 +422,33 @@ mod tests {
         let out = shape.wrap(quote!(LOOP)).to_string();
         assert!(
             out.contains("return __tracing_attr_fake_return ; } { LOOP } } . await"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn async_trait_blocks_are_found_inside_instrument() {
+        let shape = shape(quote! {
+            fn f<'life0, 'async_trait>(&'life0 self, x: String)
+                -> Pin<Box<dyn Future<Output = Result<u8, E>> + Send + 'async_trait>>
+            {
+                Box::pin(async move {
+                    let __tracing_attr_span = span();
+                    let __tracing_instrument_future = async move {
+                        let __self = self;
+                        let x = x;
+                        let __ret: Result<u8, E> = { Ok(x.len()) };
+                        __ret
+                    };
+                    __tracing_instrument_future.await
+                })
+            }
+        });
+        assert!(shape.is_async);
+        assert_eq!(shape.body.to_string(), quote!(Ok(x.len())).to_string());
+        let out = shape.wrap(quote!(LOOP)).to_string();
+        assert!(
+            out.contains("let __tracing_instrument_future = async move { let __self = self ; let x = x ; LOOP } ;"),
             "{out}"
         );
     }
