@@ -233,6 +233,12 @@ fn instrumented(name: &str, count: &mut u32) -> Result<usize, LintError> {
 
 #[tracing::instrument]
 #[retry(base = "1us")]
+fn instrumented_plain(name: &str) -> Result<usize, LintError> {
+    Ok(name.len())
+}
+
+#[tracing::instrument]
+#[retry(base = "1us")]
 async fn instrumented_async(name: &str) -> Result<usize, LintError> {
     Ok(name.len())
 }
@@ -261,6 +267,7 @@ fn every_shape_runs() {
     assert_eq!(client.run("x"), Ok(1));
     let mut count = 0;
     assert_eq!(instrumented("ab", &mut count), Ok(2));
+    assert_eq!(instrumented_plain("ab"), Ok(2));
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()

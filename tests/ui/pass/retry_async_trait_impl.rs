@@ -2,7 +2,7 @@
 // `Box::pin(async move { .. })`; `#[retry]` retries the inner block, so the
 // arguments move into the future once and every attempt borrows them.
 use async_trait::async_trait;
-use tenacious::{Classify, ErrorClass, retry};
+use tenacious::{Classify, ErrorClass, Failure, retry};
 
 #[derive(Debug)]
 struct Flaky;
@@ -18,6 +18,7 @@ trait Tool {
     async fn shared(&self, input: &str) -> Result<usize, Flaky>;
     async fn unique(&mut self, input: String) -> Result<usize, Flaky>;
     async fn both(&mut self, owned: String, borrowed: &str) -> Result<String, Flaky>;
+    async fn why(&self, input: &str) -> Result<usize, Failure<Flaky>>;
 }
 
 struct Echo {
@@ -46,6 +47,15 @@ impl Tool for Echo {
         let text = format!("{owned}{borrowed}");
         Ok(text)
     }
+
+    // The attempts return `Result<usize, Flaky>`; the call, `Failure<Flaky>`.
+    #[retry(max = 2, base = "1ms")]
+    async fn why(&self, input: &str) -> Result<usize, Failure<Flaky>> {
+        if input.is_empty() {
+            return Err(Flaky);
+        }
+        Ok(input.len())
+    }
 }
 
 fn assert_send<T: Send>(_: &T) {}
@@ -57,4 +67,5 @@ fn main() {
     drop(future);
     let _ = echo.shared("b");
     let _ = echo.both(String::from("c"), "d");
+    let _ = echo.why("e");
 }
