@@ -129,8 +129,8 @@ where
 }
 
 #[retry(base = "1us")]
-fn impl_trait(items: impl IntoIterator<Item = u8> + Clone) -> Result<impl Display, LintError> {
-    Ok(items.clone().into_iter().map(u32::from).sum::<u32>())
+fn impl_trait(items: impl IntoIterator<Item = u8> + Copy) -> Result<impl Display, LintError> {
+    Ok(items.into_iter().map(u32::from).sum::<u32>())
 }
 
 #[retry(base = "1us")]
@@ -202,6 +202,47 @@ impl Tool for Client {
     }
 }
 
+// The shapes other attributes leave: `#[async_trait]` expanded first, and
+// `#[tracing::instrument]` above `#[retry]`.
+#[async_trait::async_trait]
+trait Service {
+    async fn call(&self, input: &str) -> Result<usize, LintError>;
+    async fn call_mut(&mut self, input: String) -> Result<usize, LintError>;
+}
+
+#[async_trait::async_trait]
+impl Service for Client {
+    #[retry(base = "1us")]
+    async fn call(&self, input: &str) -> Result<usize, LintError> {
+        Ok(self.name.len() + input.len())
+    }
+
+    #[retry(base = "1us", timeout = "1s")]
+    async fn call_mut(&mut self, input: String) -> Result<usize, LintError> {
+        self.name.push_str(&input);
+        Ok(self.name.len())
+    }
+}
+
+#[tracing::instrument(err(Debug), ret)]
+#[retry(base = "1us")]
+fn instrumented(name: &str, count: &mut u32) -> Result<usize, LintError> {
+    *count += 1;
+    Ok(name.len())
+}
+
+#[tracing::instrument]
+#[retry(base = "1us")]
+fn instrumented_plain(name: &str) -> Result<usize, LintError> {
+    Ok(name.len())
+}
+
+#[tracing::instrument]
+#[retry(base = "1us")]
+async fn instrumented_async(name: &str) -> Result<usize, LintError> {
+    Ok(name.len())
+}
+
 #[test]
 fn every_shape_runs() {
     assert_eq!(defaults(), Ok(1));
@@ -224,6 +265,9 @@ fn every_shape_runs() {
     assert_eq!(client.bump(), Ok(2));
     assert_eq!(client.name(), Ok(""));
     assert_eq!(client.run("x"), Ok(1));
+    let mut count = 0;
+    assert_eq!(instrumented("ab", &mut count), Ok(2));
+    assert_eq!(instrumented_plain("ab"), Ok(2));
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -236,5 +280,8 @@ fn every_shape_runs() {
         assert_eq!(async_failure().await.ok(), Some(2));
         assert_eq!(client.fetch("k").await, Ok(String::from("x/k")));
         assert_eq!(client.fetch_mut().await, Ok(3));
+        assert_eq!(client.call("y").await, Ok(2));
+        assert_eq!(client.call_mut(String::from("z")).await, Ok(2));
+        assert_eq!(instrumented_async("abc").await, Ok(3));
     });
 }

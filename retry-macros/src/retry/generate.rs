@@ -13,26 +13,17 @@ use proc_macro2::{Delimiter, Group, Literal, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{GenericArgument, PathArguments, ReturnType, Type};
+use syn::{GenericArgument, PathArguments, Type};
 
 use super::args::{Args, DurationArg, JitterKind, NestedKind, RetryOn, StatsArg};
 use super::item::RetryFn;
+use super::shape::Shape;
 use crate::common::CratePath;
 
-pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
-    let RetryFn {
-        outer_attrs,
-        inner_attrs,
-        vis,
-        sig,
-        brace_token,
-        body,
-    } = func;
+pub(super) fn expand(args: &Args, func: RetryFn, shape: Shape) -> TokenStream {
     let private = CratePath::from(args.krate.clone()).private();
 
-    let ReturnType::Type(_, return_type) = &sig.output else {
-        unreachable!("validation rejects a fn without a return type")
-    };
+    let return_type = &shape.output;
 
     // `Result<T, Failure<E>>`: the body's attempts are `Result<T, E>` and
     // the engine records them; otherwise the attempts are the return type.
@@ -62,7 +53,7 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
     // the deadline for another attempt returns it (`resume`). Other async
     // fns drop it first: during their backoff the future holds tokio's
     // `Sleep` and nothing beside it.
-    let held = sig.asyncness.is_none() || args.deadline.is_some();
+    let held = !shape.is_async || args.deadline.is_some();
     let step_fn = match (failure_attempt.is_some(), held) {
         (true, true) => quote!(#private::step_failure_held),
         (true, false) => quote!(#private::step_failure),
@@ -124,13 +115,13 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
     };
 
     let mut attempt_body = TokenStream::new();
-    brace_token.surround(&mut attempt_body, |tokens| {
+    shape.brace.surround(&mut attempt_body, |tokens| {
         fake_return.to_tokens(tokens);
-        body.to_tokens(tokens);
+        shape.body.to_tokens(tokens);
     });
     // Each attempt runs inside the runtime's wrapper, which sets the
     // attempt context (`Attempt::current()`) and, with `timeout`, bounds it.
-    let (attempt, step_and_wait) = if sig.asyncness.is_some() {
+    let (attempt, step_and_wait) = if shape.is_async {
         let attempt = match &args.timeout {
             Some(timeout) => {
                 // The conversion of a timeout into the user's error sits on
@@ -215,7 +206,7 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
         .is_some()
         .then(|| quote!(let mut #records = #private::Provenance::new();));
     // The fn's name keys the idempotency key of a call nested in another.
-    let name = syn::LitStr::new(&sig.ident.unraw().to_string(), sig.ident.span());
+    let name = syn::LitStr::new(&func.sig.ident.unraw().to_string(), func.sig.ident.span());
 
     // A `const` block, so the policy is built at compile time, borrowed in
     // place: the borrow is promoted to a `&'static`, so the fn's future
@@ -248,7 +239,7 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
     // reported there); otherwise random, or derived, for a call nested in
     // another's attempt, from that attempt's key, the fn's name and a
     // fingerprint of the arguments whose types are `Hash`.
-    let clock = if sig.asyncness.is_some() {
+    let clock = if shape.is_async {
         quote!(#private::Clock::Tokio)
     } else {
         quote!(#private::Clock::System)
@@ -261,30 +252,50 @@ pub(super) fn expand(args: &Args, func: RetryFn) -> TokenStream {
             quote!(#private::Engine::keyed(#policy_ref, #clock, #source))
         }
         None => {
-            let fingerprint = fingerprint(&sig, &private);
+            let fingerprint = fingerprint(&func.sig, &private);
             quote!(#private::Engine::named(#policy_ref, #name, #clock, #fingerprint))
         }
     };
 
+    let retry_loop = quote! {
+        let mut #engine = #engine_new;
+        #records_decl
+        loop {
+            #attempt
+            #step_and_wait
+        }
+    };
+    let body = shape.wrap(retry_loop);
+    fn_with_body(func, body)
+}
+
+/// The fn as the user wrote it, with `body` inside its braces.
+///
+/// The braces are the user's own (`brace_token`), so the fn's span is the
+/// user's from `fn` to `}` and rustc's and clippy's lints on the fn itself
+/// (`dead_code`, `missing_errors_doc`, ..) see the user's fn, not a macro's.
+fn fn_with_body(func: RetryFn, body: TokenStream) -> TokenStream {
+    let RetryFn {
+        outer_attrs,
+        inner_attrs,
+        vis,
+        sig,
+        brace_token,
+        body: _,
+    } = func;
     // Inner attributes cannot stay inside the rewritten body; on the fn
     // they mean the same thing.
     let inner_attrs = inner_attrs.into_iter().map(|mut attr| {
         attr.style = syn::AttrStyle::Outer;
         attr
     });
-
-    quote! {
+    let mut out = quote! {
         #(#outer_attrs)*
         #(#inner_attrs)*
-        #vis #sig {
-            let mut #engine = #engine_new;
-            #records_decl
-            loop {
-                #attempt
-                #step_and_wait
-            }
-        }
-    }
+        #vis #sig
+    };
+    brace_token.surround(&mut out, |tokens| body.to_tokens(tokens));
+    out
 }
 
 /// The closure that writes the fingerprint of the fn's arguments into

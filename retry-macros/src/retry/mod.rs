@@ -4,7 +4,10 @@
 //! - [`args`] reads `key = value` pairs into typed settings ([`duration`]
 //!   turns duration literals into nanoseconds);
 //! - [`item`] reads the fn, keeping its body as tokens;
-//! - [`validate`] checks the fn's shape and the settings against each other;
+//! - [`shape`] finds the user's body in what `#[async_trait]` or
+//!   `#[tracing::instrument]`, expanded first, made of it;
+//! - [`validate`] checks the fn's shape and the settings against each other
+//!   ([`lifetimes`] finds which input a returned borrow comes from);
 //! - [`generate`] writes the fn back with its body run once per attempt.
 //!
 //! Every mistake is collected before anything is generated; on any mistake
@@ -14,6 +17,8 @@ mod args;
 mod duration;
 mod generate;
 mod item;
+mod lifetimes;
+mod shape;
 mod validate;
 
 use proc_macro2::TokenStream;
@@ -41,17 +46,18 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             None
         }
     };
-    if let Some(func) = &func {
-        validate::check(&args, func, &mut errors);
+    let shape = func.as_ref().map(shape::Shape::of);
+    if let (Some(func), Some(shape)) = (&func, &shape) {
+        validate::check(&args, func, shape, &mut errors);
     }
-    match (errors.finish(), func) {
-        (Ok(()), Some(func)) => generate::expand(&args, func),
-        (Err(err), _) => {
+    match (errors.finish(), func, shape) {
+        (Ok(()), Some(func), Some(shape)) => generate::expand(&args, func, shape),
+        (Err(err), ..) => {
             let mut out = err.to_compile_error();
             item.to_tokens(&mut out);
             out
         }
-        (Ok(()), None) => unreachable!("a fn that fails to parse records an error"),
+        (Ok(()), ..) => unreachable!("a fn that fails to parse records an error"),
     }
 }
 

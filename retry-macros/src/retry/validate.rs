@@ -6,26 +6,80 @@
 //! runtime's traits, spanned on the user's tokens. What tokens do show is
 //! checked here.
 use quote::ToTokens;
-use syn::{FnArg, ReceiverKind, ReturnType, Signature, Type};
+use syn::{Attribute, FnArg, ReceiverKind, ReturnType, Signature, Type};
 
-use super::Errors;
 use super::args::Args;
 use super::duration;
 use super::item::RetryFn;
+use super::shape::Shape;
+use super::{Errors, lifetimes};
 
 /// The runtime's defaults, needed to compare a lone `cap` with `base`.
 const DEFAULT_BASE_NANOS: u64 = 200_000_000;
 const DEFAULT_CAP_NANOS: u64 = 20_000_000_000;
 
-pub(super) fn check(args: &Args, func: &RetryFn, errors: &mut Errors) {
+pub(super) fn check(args: &Args, func: &RetryFn, shape: &Shape, errors: &mut Errors) {
     check_backoff(args, errors);
-    check_limits(args, &func.sig, errors);
+    check_limits(args, shape, errors);
     check_signature(&func.sig, errors);
+    check_attributes(&func.outer_attrs, errors);
+    check_borrowed_output(&func.sig, &shape.output, errors);
 }
 
-fn check_limits(args: &Args, sig: &Signature, errors: &mut Errors) {
+/// Attributes `#[retry]` cannot honour, among the fn's others (those above
+/// it have expanded already, or are inert; those below it are all here).
+fn check_attributes(attrs: &[Attribute], errors: &mut Errors) {
+    for attr in attrs {
+        let path = attr.path();
+        if path.is_ident("track_caller") {
+            errors.at(
+                attr,
+                "`#[track_caller]` cannot work under `#[retry]`: the body runs in a closure \
+                 (or an async block) inside the retry loop, so a panic in it reports the \
+                 body's location, not the caller's; remove `#[track_caller]` (to report the \
+                 caller, take a `&'static Location<'static>` argument that a \
+                 `#[track_caller]` wrapper fills with `Location::caller()`)",
+            );
+        } else if path
+            .segments
+            .last()
+            .is_some_and(|last| last.ident == "retry")
+        {
+            errors.at(
+                attr,
+                "`#[retry]` is already on this fn: the two retry loops would nest, this \
+                 lower one's running the upper one's, so neither policy is the one \
+                 written; merge the keys into one `#[retry(...)]`",
+            );
+        }
+    }
+}
+
+/// A returned borrow of an `&mut` input does not compile in a loop that
+/// borrows the input again for the next attempt: the attempt's result may
+/// be returned, so its borrow must last past the loop, which today's borrow
+/// checker (NLL) then extends over every turn of it (Polonius accepts it;
+/// no safe rewrite of the loop does). Said here, on the return type, rather
+/// than as rustc's "two closures require unique access".
+fn check_borrowed_output(sig: &Signature, output: &Type, errors: &mut Errors) {
+    let Some(through) = lifetimes::mut_input_in_output(sig, output) else {
+        return;
+    };
+    errors.at(
+        output,
+        format_args!(
+            "`#[retry]` cannot return a borrow of {through}, a `&mut` input: every attempt \
+             borrows it mutably again, and the borrow checker rejects a loop whose result \
+             keeps a mutable borrow from an earlier turn (a known limitation of NLL, lifted \
+             only by Polonius); retry a fn that returns an owned value or `Result<(), E>`, \
+             and borrow after it returns"
+        ),
+    );
+}
+
+fn check_limits(args: &Args, shape: &Shape, errors: &mut Errors) {
     if let Some(timeout) = &args.timeout
-        && sig.asyncness.is_none()
+        && !shape.is_async
     {
         errors.at(
             &timeout.key,
@@ -405,6 +459,60 @@ mod tests {
             ),
         );
         assert!(e[0].contains("goes on a fn"), "{e:?}");
+    }
+
+    #[test]
+    fn a_second_retry_and_track_caller_are_errors() {
+        for attr in [quote!(#[retry]), quote!(#[tenacious::retry(max = 2)])] {
+            let e = errors(quote!(), quote!(#attr fn f() -> R { x }));
+            assert_eq!(e.len(), 1, "{attr}: {e:?}");
+            assert!(e[0].contains("already on this fn"), "{e:?}");
+        }
+        let e = errors(
+            quote!(),
+            quote!(
+                #[track_caller]
+                fn f() -> R {
+                    x
+                }
+            ),
+        );
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("`#[track_caller]` cannot work"), "{e:?}");
+        let fine = quote!(
+            #[inline]
+            #[retry_later]
+            #[my::retry_policy]
+            fn f() -> R {
+                x
+            }
+        );
+        assert!(errors(quote!(), fine).is_empty());
+    }
+
+    #[test]
+    fn a_returned_borrow_of_a_mut_input_is_an_error_on_the_return_type() {
+        let e = errors(
+            quote!(),
+            quote!(
+                fn f(&mut self) -> Result<&str, E> {
+                    x
+                }
+            ),
+        );
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("borrow of `self`, a `&mut` input"), "{e:?}");
+        assert!(
+            errors(
+                quote!(),
+                quote!(
+                    fn f(&self) -> Result<&str, E> {
+                        x
+                    }
+                )
+            )
+            .is_empty()
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use tenacious::{Classify, ErrorClass, retry};
 
 #[derive(Debug)]
-struct Flaky;
+pub struct Flaky;
 
 impl Classify for Flaky {
     fn classify(&self) -> ErrorClass {
