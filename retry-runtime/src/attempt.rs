@@ -41,7 +41,7 @@ use crate::engine::{Engine, now_on};
 /// outer call retries, the inner call sends the key it sent the first time.
 ///
 /// ```
-/// use tenacious_runtime::IdempotencyKey;
+/// use tenacious::IdempotencyKey;
 ///
 /// let key = IdempotencyKey::derive("task-42", "call_abc");
 /// assert_eq!(key, IdempotencyKey::derive("task-42", "call_abc"));
@@ -71,7 +71,7 @@ impl IdempotencyKey {
     /// `uuid.uuid5(uuid.UUID("84a7cda2-24cf-56cb-9ad1-2a578fdb7ab1"), "7:task-42call_abc")`.
     ///
     /// ```
-    /// use tenacious_runtime::IdempotencyKey;
+    /// use tenacious::IdempotencyKey;
     ///
     /// let key = IdempotencyKey::derive("task-42", "call_abc");
     /// assert_eq!(key.to_string(), "702fce3c-96b1-5a69-abbe-3581521537e3");
@@ -85,7 +85,7 @@ impl IdempotencyKey {
     /// The key as a number (the UUID's 16 bytes, big-endian).
     ///
     /// ```
-    /// use tenacious_runtime::IdempotencyKey;
+    /// use tenacious::IdempotencyKey;
     ///
     /// let key = IdempotencyKey::derive("t", "c");
     /// assert_eq!(IdempotencyKey::from_u128(key.as_u128()), key);
@@ -265,7 +265,7 @@ impl FromStr for IdempotencyKey {
 ///
 /// ```
 /// use std::io;
-/// use tenacious_runtime::{Attempt, Policy};
+/// use tenacious::{Attempt, Policy};
 ///
 /// assert!(Attempt::current().is_none());
 ///
@@ -337,14 +337,14 @@ impl Attempt {
     /// ```
     /// use std::io;
     /// use std::time::Duration;
-    /// use tenacious_runtime::{Attempt, Policy};
+    /// use tenacious::{Attempt, Policy};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// let mut seen = Vec::new();
     /// let _ = Policy::new()
     ///     .base(Duration::from_secs(1))
-    ///     .jitter(tenacious_runtime::Jitter::None)
+    ///     .jitter(tenacious::Jitter::None)
     ///     .retry(|| {
     ///         seen.push(Attempt::current().unwrap().elapsed());
     ///         async { Err::<(), _>(io::Error::from(io::ErrorKind::TimedOut)) }

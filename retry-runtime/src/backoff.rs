@@ -25,7 +25,7 @@ use rand::{Rng, RngExt, SeedableRng};
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::{Jitter, Policy};
+/// use tenacious::{Jitter, Policy};
 ///
 /// assert_eq!(Jitter::default(), Jitter::Full);
 /// const POLICY: Policy = Policy::new().jitter(Jitter::Decorrelated);
@@ -133,7 +133,7 @@ pub(crate) fn delay<R: Rng + ?Sized>(
 /// ```
 /// use std::time::Duration;
 /// use rand::{SeedableRng, rngs::SmallRng};
-/// use tenacious_runtime::{Jitter, backoff_delay};
+/// use tenacious::{Jitter, backoff_delay};
 ///
 /// let (base, cap) = (Duration::from_millis(100), Duration::from_secs(1));
 /// let mut rng = SmallRng::seed_from_u64(7);
@@ -212,7 +212,7 @@ fn os_seeded() -> SmallRng {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::{Policy, seed_jitter};
+/// use tenacious::{Policy, seed_jitter};
 ///
 /// let policy = Policy::new().max(4).base(Duration::from_millis(1));
 /// let delays = || {

@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// ```
 /// use std::io;
 /// use std::time::Duration;
-/// use tenacious_runtime::{Policy, RetryBudget};
+/// use tenacious::{Policy, RetryBudget};
 ///
 /// static SEARCH_BUDGET: RetryBudget = RetryBudget::with_capacity(10);
 /// const POLICY: Policy = Policy::new().max(3).base(Duration::ZERO).budget(&SEARCH_BUDGET);
@@ -72,7 +72,7 @@ impl RetryBudget {
     /// A full bucket of [`CAPACITY`](RetryBudget::CAPACITY) (500) tokens.
     ///
     /// ```
-    /// use tenacious_runtime::RetryBudget;
+    /// use tenacious::RetryBudget;
     ///
     /// static BUDGET: RetryBudget = RetryBudget::new();
     /// assert_eq!(BUDGET.balance(), 500);
@@ -87,7 +87,7 @@ impl RetryBudget {
     /// Zero never allows a retry.
     ///
     /// ```
-    /// use tenacious_runtime::RetryBudget;
+    /// use tenacious::RetryBudget;
     ///
     /// static SMALL: RetryBudget = RetryBudget::with_capacity(50);
     /// assert_eq!(SMALL.balance(), 50);

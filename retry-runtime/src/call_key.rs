@@ -102,7 +102,7 @@ impl<T: ?Sized> SkipArg for &ArgProbe<'_, T> {
 /// different keys. References to any of these work too.
 ///
 /// ```
-/// use tenacious_runtime::{IdempotencyKey, KeySource};
+/// use tenacious::{IdempotencyKey, KeySource};
 ///
 /// assert_eq!("ord-17".call_key("create_order"), IdempotencyKey::derive("create_order", "ord-17"));
 /// assert_eq!(17_u64.call_key("create_order"), IdempotencyKey::derive("create_order", "17"));

@@ -10,8 +10,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use tenacious_runtime::chaos::{Chaos, ChaosError, Fault};
-//! use tenacious_runtime::{Classify, ErrorClass};
+//! use tenacious::chaos::{Chaos, ChaosError, Fault};
+//! use tenacious::{Classify, ErrorClass};
 //!
 //! #[derive(Debug)]
 //! enum ToolError {
@@ -71,8 +71,8 @@ use crate::{Classify, ErrorClass};
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::ErrorClass;
-/// use tenacious_runtime::chaos::Fault;
+/// use tenacious::ErrorClass;
+/// use tenacious::chaos::Fault;
 ///
 /// assert_eq!(Fault::Timeout.class(), ErrorClass::Transient);
 /// assert_eq!(Fault::RateLimited(Duration::from_secs(3)).retry_after(), Some(Duration::from_secs(3)));
@@ -155,8 +155,8 @@ impl Fault {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::chaos::{ChaosError, Fault};
-/// use tenacious_runtime::{Classify, ErrorClass};
+/// use tenacious::chaos::{ChaosError, Fault};
+/// use tenacious::{Classify, ErrorClass};
 ///
 /// let e = ChaosError::from(Fault::RateLimited(Duration::from_millis(1500)));
 /// assert_eq!(e.classify(), ErrorClass::RateLimited);
@@ -173,7 +173,7 @@ impl ChaosError {
     /// The injected fault.
     ///
     /// ```
-    /// use tenacious_runtime::chaos::{ChaosError, Fault};
+    /// use tenacious::chaos::{ChaosError, Fault};
     ///
     /// assert_eq!(ChaosError::from(Fault::Fatal).fault(), Fault::Fatal);
     /// ```
@@ -237,7 +237,7 @@ impl Classify for ChaosError {
 /// several threads interleave in whatever order they happen.
 ///
 /// ```
-/// use tenacious_runtime::chaos::{Chaos, Fault};
+/// use tenacious::chaos::{Chaos, Fault};
 ///
 /// let a = Chaos::new(42).rate(0.3);
 /// let b = Chaos::new(42).rate(0.3);
@@ -262,7 +262,7 @@ impl Chaos {
     /// with any of [`Fault::ALL`].
     ///
     /// ```
-    /// use tenacious_runtime::chaos::{Chaos, Fault};
+    /// use tenacious::chaos::{Chaos, Fault};
     ///
     /// let chaos = Chaos::new(3);
     /// assert_eq!(chaos.failure_rate(), 0.5);
@@ -283,7 +283,7 @@ impl Chaos {
     /// counts as 0, so a rate read from a command line never panics.
     ///
     /// ```
-    /// use tenacious_runtime::chaos::Chaos;
+    /// use tenacious::chaos::Chaos;
     ///
     /// assert_eq!(Chaos::new(0).rate(0.25).failure_rate(), 0.25);
     /// assert_eq!(Chaos::new(0).rate(7.0).failure_rate(), 1.0);
@@ -305,7 +305,7 @@ impl Chaos {
     /// [`Fault::ALL`]. An empty list injects nothing.
     ///
     /// ```
-    /// use tenacious_runtime::chaos::{Chaos, Fault};
+    /// use tenacious::chaos::{Chaos, Fault};
     ///
     /// let chaos = Chaos::new(0).rate(1.0).faults(&[Fault::Timeout]);
     /// assert_eq!(chaos.roll(), Some(Fault::Timeout));
@@ -335,7 +335,7 @@ impl Chaos {
     /// to inject.
     ///
     /// ```
-    /// use tenacious_runtime::chaos::{Chaos, Fault};
+    /// use tenacious::chaos::{Chaos, Fault};
     ///
     /// let chaos = Chaos::new(9).rate(1.0).faults(&[Fault::Fatal]);
     /// assert_eq!(chaos.roll(), Some(Fault::Fatal));
@@ -360,7 +360,7 @@ impl Chaos {
     /// never reached the tool, so it had no effect.
     ///
     /// ```
-    /// use tenacious_runtime::chaos::{Chaos, ChaosError, Fault};
+    /// use tenacious::chaos::{Chaos, ChaosError, Fault};
     ///
     /// let chaos = Chaos::new(1).rate(1.0).faults(&[Fault::Transient]);
     /// let mut ran = false;
@@ -391,7 +391,7 @@ impl Chaos {
     /// case that turns a blind retry into a duplicate side effect.
     ///
     /// ```
-    /// use tenacious_runtime::chaos::{Chaos, ChaosError, Fault};
+    /// use tenacious::chaos::{Chaos, ChaosError, Fault};
     ///
     /// let chaos = Chaos::new(1).rate(1.0).faults(&[Fault::Timeout]);
     /// let mut created = 0;
@@ -422,7 +422,7 @@ impl Chaos {
     /// and on a fault the future is never created.
     ///
     /// ```
-    /// use tenacious_runtime::chaos::{Chaos, ChaosError};
+    /// use tenacious::chaos::{Chaos, ChaosError};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -451,7 +451,7 @@ impl Chaos {
     /// runs to completion, then a fault may replace its result.
     ///
     /// ```
-    /// use tenacious_runtime::chaos::{Chaos, ChaosError, Fault};
+    /// use tenacious::chaos::{Chaos, ChaosError, Fault};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {

@@ -12,7 +12,7 @@ use std::time::Duration;
 /// after the attempt that produced them.
 ///
 /// ```
-/// use tenacious_runtime::ErrorClass;
+/// use tenacious::ErrorClass;
 ///
 /// assert!(ErrorClass::RateLimited.is_retryable());
 /// assert!(!ErrorClass::Invalid.is_retryable());
@@ -76,7 +76,7 @@ impl fmt::Display for ErrorClass {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::{Classify, ErrorClass};
+/// use tenacious::{Classify, ErrorClass};
 ///
 /// struct Http { status: u16, retry_after: Option<Duration> }
 ///
@@ -200,7 +200,7 @@ impl Classify for io::ErrorKind {
 ///
 /// ```
 /// use std::io;
-/// use tenacious_runtime::{Classify, ErrorClass};
+/// use tenacious::{Classify, ErrorClass};
 ///
 /// let reset = io::Error::from(io::ErrorKind::ConnectionReset);
 /// assert_eq!(reset.classify(), ErrorClass::Transient);

@@ -10,7 +10,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::__private::RetryAfterField;
+/// use tenacious::__private::RetryAfterField;
 ///
 /// assert_eq!(Duration::from_secs(2).get(), Some(Duration::from_secs(2)));
 /// assert_eq!(None::<Duration>.get(), None);

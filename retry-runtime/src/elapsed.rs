@@ -21,7 +21,7 @@ use crate::{Classify, ErrorClass};
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::{Classify, Elapsed, ErrorClass};
+/// use tenacious::{Classify, Elapsed, ErrorClass};
 ///
 /// #[derive(Debug)]
 /// enum ToolError {
@@ -86,7 +86,7 @@ impl Classify for Elapsed {
 /// ```
 /// use std::io;
 /// use std::time::Duration;
-/// use tenacious_runtime::Elapsed;
+/// use tenacious::Elapsed;
 ///
 /// let error = io::Error::from(Elapsed::new(Duration::from_millis(300)));
 /// assert_eq!(error.kind(), io::ErrorKind::TimedOut);

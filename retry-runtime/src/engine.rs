@@ -16,7 +16,7 @@ use crate::{Classify, Elapsed, ErrorClass, Jitter, Nested, Policy, RetryBudget};
 /// retryable"`, …), as [`Failure`]'s one-line story uses it.
 ///
 /// ```
-/// use tenacious_runtime::StopReason;
+/// use tenacious::StopReason;
 ///
 /// assert_eq!(StopReason::HintTooLong.to_string(), "hint too long");
 /// ```
@@ -56,7 +56,7 @@ impl StopReason {
     /// `"budget"` or `"nested"`.
     ///
     /// ```
-    /// use tenacious_runtime::StopReason;
+    /// use tenacious::StopReason;
     ///
     /// assert_eq!(StopReason::NotRetryable.label(), "not_retryable");
     /// ```
@@ -109,7 +109,7 @@ impl fmt::Display for StopReason {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::{Policy, RetryEvent};
+/// use tenacious::{Policy, RetryEvent};
 ///
 /// let mut events: Vec<RetryEvent> = Vec::new();
 /// let mut calls = 0;

@@ -38,7 +38,7 @@ pub struct AttemptRecord {
 /// ```
 /// use std::io;
 /// use std::time::Duration;
-/// use tenacious_runtime::{Failure, Jitter, Policy, StopReason};
+/// use tenacious::{Failure, Jitter, Policy, StopReason};
 ///
 /// let policy = Policy::new().base(Duration::from_millis(1)).jitter(Jitter::None);
 /// let failure: Failure<io::Error> = policy
@@ -92,7 +92,7 @@ impl<E> Failure<E> {
     /// ```
     /// use std::io;
     /// use std::time::Duration;
-    /// use tenacious_runtime::{Jitter, Policy};
+    /// use tenacious::{Jitter, Policy};
     ///
     /// let policy = Policy::new().base(Duration::from_millis(1)).jitter(Jitter::None);
     /// let failure = policy

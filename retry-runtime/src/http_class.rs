@@ -39,7 +39,7 @@ const SHOULD_RETRY: &str = "x-should-retry";
 ///
 /// ```
 /// use http::StatusCode;
-/// use tenacious_runtime::{Classify, ErrorClass};
+/// use tenacious::{Classify, ErrorClass};
 ///
 /// assert_eq!(StatusCode::TOO_MANY_REQUESTS.classify(), ErrorClass::RateLimited);
 /// assert_eq!(StatusCode::BAD_GATEWAY.classify(), ErrorClass::Transient);
@@ -141,7 +141,7 @@ const fn variant_names() -> [[u8; 9]; 900] {
 /// ```
 /// use std::time::Duration;
 /// use http::{HeaderMap, StatusCode};
-/// use tenacious_runtime::{Classify, ErrorClass, HttpError};
+/// use tenacious::{Classify, ErrorClass, HttpError};
 ///
 /// let mut headers = HeaderMap::new();
 /// headers.insert("retry-after", "3".parse().unwrap());

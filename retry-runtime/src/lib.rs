@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use tenacious_runtime::{Classify, ErrorClass, Jitter, Policy, RetryOn};
+//! use tenacious::{Classify, ErrorClass, Jitter, Policy, RetryOn};
 //!
 //! #[derive(Debug)]
 //! enum FetchError { Timeout, NotFound }

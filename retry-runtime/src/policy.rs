@@ -14,7 +14,7 @@ use crate::{ErrorClass, Jitter, RetryBudget};
 /// with `|` (or [`union`](RetryOn::union) in a `const`).
 ///
 /// ```
-/// use tenacious_runtime::{ErrorClass, RetryOn};
+/// use tenacious::{ErrorClass, RetryOn};
 ///
 /// let on = RetryOn::TRANSIENT | RetryOn::RATE_LIMITED;
 /// assert_eq!(on, RetryOn::DEFAULT);
@@ -111,7 +111,7 @@ impl fmt::Debug for RetryOn {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::{Jitter, Policy, RetryOn};
+/// use tenacious::{Jitter, Policy, RetryOn};
 ///
 /// const POLICY: Policy = Policy::new()
 ///     .max(5)
@@ -154,7 +154,7 @@ pub struct Policy {
 /// not inside it).
 ///
 /// ```
-/// use tenacious_runtime::{Nested, Policy};
+/// use tenacious::{Nested, Policy};
 ///
 /// assert_eq!(Policy::new().nested_mode(), Nested::Once);
 /// const INNER: Policy = Policy::new().nested(Nested::Retry);
@@ -252,7 +252,7 @@ impl Policy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tenacious_runtime::{Jitter, Policy, RetryOn};
+    /// use tenacious::{Jitter, Policy, RetryOn};
     ///
     /// let p = Policy::new();
     /// assert_eq!(p.max_attempts(), 3);
@@ -273,7 +273,7 @@ impl Policy {
     /// `max(1)`: every call makes at least one attempt.
     ///
     /// ```
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// assert_eq!(Policy::new().max(5).max_attempts(), 5);
     /// assert_eq!(Policy::new().max(0).max_attempts(), 1);
@@ -293,7 +293,7 @@ impl Policy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// let p = Policy::new().base(Duration::from_secs(1));
     /// assert_eq!(p.base_delay(), Duration::from_secs(1));
@@ -315,7 +315,7 @@ impl Policy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// let p = Policy::new().cap(Duration::from_secs(3));
     /// assert_eq!(p.delay_cap(), Duration::from_secs(3));
@@ -331,7 +331,7 @@ impl Policy {
     /// How the backoff ceiling is randomised. Default: [`Jitter::Full`].
     ///
     /// ```
-    /// use tenacious_runtime::{Jitter, Policy};
+    /// use tenacious::{Jitter, Policy};
     ///
     /// let p = Policy::new().jitter(Jitter::None);
     /// assert_eq!(p.jitter_kind(), Jitter::None);
@@ -345,7 +345,7 @@ impl Policy {
     /// (`Transient | RateLimited`).
     ///
     /// ```
-    /// use tenacious_runtime::{ErrorClass, Policy, RetryOn};
+    /// use tenacious::{ErrorClass, Policy, RetryOn};
     ///
     /// let p = Policy::new().on(RetryOn::TRANSIENT);
     /// assert!(!p.retried_classes().contains(ErrorClass::RateLimited));
@@ -363,7 +363,7 @@ impl Policy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// let p = Policy::new().max_retry_after(Duration::from_secs(30));
     /// assert_eq!(p.retry_after_limit(), Duration::from_secs(30));
@@ -393,7 +393,7 @@ impl Policy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// let p = Policy::new().timeout(Duration::from_secs(10));
     /// assert_eq!(p.attempt_timeout(), Some(Duration::from_secs(10)));
@@ -421,7 +421,7 @@ impl Policy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// let p = Policy::new().deadline(Duration::from_secs(30));
     /// assert_eq!(p.call_deadline(), Some(Duration::from_secs(30)));
@@ -438,7 +438,7 @@ impl Policy {
     /// retrying at once. Default: none (retries are bounded only by `max`).
     ///
     /// ```
-    /// use tenacious_runtime::{Policy, RetryBudget};
+    /// use tenacious::{Policy, RetryBudget};
     ///
     /// static BUDGET: RetryBudget = RetryBudget::new();
     /// const POLICY: Policy = Policy::new().budget(&BUDGET);
@@ -456,7 +456,7 @@ impl Policy {
     /// [`Nested::Once`], one attempt.
     ///
     /// ```
-    /// use tenacious_runtime::{Nested, Policy};
+    /// use tenacious::{Nested, Policy};
     ///
     /// assert_eq!(Policy::new().nested(Nested::Retry).nested_mode(), Nested::Retry);
     /// ```
@@ -471,8 +471,8 @@ impl Policy {
     /// record is not observed. (`#[retry]` fns get a record of their own.)
     ///
     /// ```
-    /// use tenacious_runtime::Policy;
-    /// use tenacious_runtime::stats::CallStats;
+    /// use tenacious::Policy;
+    /// use tenacious::stats::CallStats;
     ///
     /// static SEARCH: CallStats = CallStats::new("search");
     /// const POLICY: Policy = Policy::new().stats(&SEARCH);

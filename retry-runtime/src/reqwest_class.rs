@@ -24,7 +24,7 @@ use crate::{Classify, ErrorClass, HttpError};
 /// into an [`HttpError`] before calling `error_for_status`:
 ///
 /// ```no_run
-/// use tenacious_runtime::HttpError;
+/// use tenacious::HttpError;
 ///
 /// # async fn fetch(client: reqwest::Client) -> Result<String, Box<dyn std::error::Error>> {
 /// let response = client.get("https://example.com").send().await?;

@@ -29,7 +29,7 @@
 //!
 //! ```
 //! use std::time::{Duration, SystemTime};
-//! use tenacious_runtime::retry_after;
+//! use tenacious::retry_after;
 //!
 //! let now = SystemTime::now();
 //! assert_eq!(retry_after::parse("30", now), Some(Duration::from_secs(30)));
@@ -50,7 +50,7 @@ const FRACTION_DIGITS: usize = 6;
 ///
 /// ```
 /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
-/// use tenacious_runtime::retry_after;
+/// use tenacious::retry_after;
 ///
 /// let now = UNIX_EPOCH + Duration::from_secs(1_445_412_470); // 07:27:50 GMT
 /// assert_eq!(
@@ -185,7 +185,7 @@ fn civil_year(days: i64) -> i64 {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::retry_after;
+/// use tenacious::retry_after;
 ///
 /// assert_eq!(retry_after::parse_ms("250"), Some(Duration::from_millis(250)));
 /// assert_eq!(retry_after::parse_ms("0.0000001"), Some(Duration::from_nanos(1)));
@@ -229,7 +229,7 @@ pub fn parse_ms(value: &str) -> Option<Duration> {
 /// ```
 /// use std::time::{Duration, SystemTime};
 /// use http::HeaderMap;
-/// use tenacious_runtime::retry_after;
+/// use tenacious::retry_after;
 ///
 /// let mut headers = HeaderMap::new();
 /// headers.insert("retry-after", "2".parse().unwrap());

@@ -56,7 +56,7 @@ impl Policy {
     /// ```
     /// use std::io;
     /// use std::time::Duration;
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// const POLICY: Policy = Policy::new().max(5).base(Duration::from_millis(10));
     ///
@@ -98,7 +98,7 @@ impl Policy {
     /// ```
     /// use std::io;
     /// use std::time::Duration;
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -165,7 +165,7 @@ impl Policy {
     /// ```
     /// use std::io;
     /// use std::time::Duration;
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
@@ -207,7 +207,7 @@ impl Policy {
     /// ```
     /// use std::io;
     /// use std::time::Duration;
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
@@ -271,7 +271,7 @@ impl Policy {
     /// ```
     /// use std::io;
     /// use std::time::Duration;
-    /// use tenacious_runtime::{Policy, StopReason};
+    /// use tenacious::{Policy, StopReason};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
@@ -317,7 +317,7 @@ impl Policy {
     /// ```
     /// use std::io;
     /// use std::time::Duration;
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// let mut calls = 0;
     /// let result = Policy::new().base(Duration::from_millis(1)).retry_blocking(|| {
@@ -344,7 +344,7 @@ impl Policy {
     ///
     /// ```
     /// use std::io;
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::Policy;
     ///
     /// let mut notified = 0;
     /// let result: Result<(), io::Error> = Policy::new().retry_blocking_with(
@@ -393,7 +393,7 @@ impl Policy {
     /// ```
     /// use std::io;
     /// use std::time::Duration;
-    /// use tenacious_runtime::{Jitter, Policy, StopReason};
+    /// use tenacious::{Jitter, Policy, StopReason};
     ///
     /// let failure = Policy::new()
     ///     .max(2)

@@ -36,7 +36,7 @@ impl<E: ?Sized, F> WhenByRef<&E> for F {
 /// The return type is left to `step`'s bound, which names it.
 ///
 /// ```
-/// use tenacious_runtime::__private::when;
+/// use tenacious::__private::when;
 ///
 /// fn is_retryable(error: &std::io::Error) -> bool {
 ///     error.kind() == std::io::ErrorKind::TimedOut

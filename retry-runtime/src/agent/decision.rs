@@ -10,7 +10,7 @@ use std::fmt;
 /// on the second, so re-asking does not grow the context.
 ///
 /// ```
-/// use tenacious_runtime::agent::DecisionRetry;
+/// use tenacious::agent::DecisionRetry;
 ///
 /// let mut prompts = Vec::new();
 /// let decision = DecisionRetry::new().run(
@@ -84,7 +84,7 @@ impl<'a, R, V> Reask<'a, R, V> {
 /// An output that was still invalid when the re-asks ran out.
 ///
 /// ```
-/// use tenacious_runtime::agent::{Decision, DecisionRetry};
+/// use tenacious::agent::{Decision, DecisionRetry};
 ///
 /// let decision = DecisionRetry::new().run(|_| "not json", |_: &&str| Err::<(), _>("expected `{`"));
 /// let Decision::Degraded(degraded) = decision else { panic!("nothing validates") };
@@ -136,7 +136,7 @@ impl<R: fmt::Debug, V: fmt::Display + fmt::Debug> std::error::Error for Degraded
 /// that says why.
 ///
 /// ```
-/// use tenacious_runtime::agent::{Decision, DecisionRetry};
+/// use tenacious::agent::{Decision, DecisionRetry};
 ///
 /// let decision = DecisionRetry::new().run(|_| "7", |text: &&str| text.parse::<u8>());
 /// assert!(matches!(decision, Decision::Valid { value: 7, output: "7", tries: 1 }));
@@ -202,7 +202,7 @@ impl<T, R, V> Decision<T, R, V> {
 /// and is returned as is).
 ///
 /// ```
-/// use tenacious_runtime::agent::{Decision, DecisionRetry};
+/// use tenacious::agent::{Decision, DecisionRetry};
 ///
 /// const DECIDE: DecisionRetry = DecisionRetry::new().max_reasks(1);
 ///
@@ -235,7 +235,7 @@ impl DecisionRetry {
     /// at the most, rather than overflow or re-ask for ever.
     ///
     /// ```
-    /// use tenacious_runtime::agent::DecisionRetry;
+    /// use tenacious::agent::DecisionRetry;
     ///
     /// assert_eq!(DecisionRetry::new().reasks_limit(), 2);
     /// assert_eq!(DecisionRetry::new().max_reasks(0).reasks_limit(), 0);
@@ -268,7 +268,7 @@ impl DecisionRetry {
     /// Runs the loop; a generation error ends it at once.
     ///
     /// ```
-    /// use tenacious_runtime::agent::DecisionRetry;
+    /// use tenacious::agent::DecisionRetry;
     ///
     /// let outcome = DecisionRetry::new().try_run(
     ///     |reask| if reask.is_reask() { Err("model unavailable") } else { Ok("[1, 2") },
@@ -310,7 +310,7 @@ impl DecisionRetry {
     /// multi-thread runtime, whenever they and `generate`'s futures are.
     ///
     /// ```
-    /// use tenacious_runtime::agent::DecisionRetry;
+    /// use tenacious::agent::DecisionRetry;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {

@@ -21,7 +21,7 @@ use crate::{Classify, ErrorClass};
 /// guard needs; do not store it.
 ///
 /// ```
-/// use tenacious_runtime::agent::Fingerprint;
+/// use tenacious::agent::Fingerprint;
 ///
 /// let a = Fingerprint::of(r#"{"query":"rust retry"}"#);
 /// assert_eq!(a, Fingerprint::of(&String::from(r#"{"query":"rust retry"}"#)));
@@ -44,7 +44,7 @@ impl Fingerprint {
     /// The hash itself.
     ///
     /// ```
-    /// use tenacious_runtime::agent::Fingerprint;
+    /// use tenacious::agent::Fingerprint;
     ///
     /// assert_eq!(Fingerprint::of(&42).value(), Fingerprint::of(&42).value());
     /// ```
@@ -68,7 +68,7 @@ impl fmt::Display for Fingerprint {
 /// sums are exact integers. Sums saturate rather than overflow.
 ///
 /// ```
-/// use tenacious_runtime::agent::Cost;
+/// use tenacious::agent::Cost;
 ///
 /// let round = Cost::tokens(1_200) + Cost::money_micros(3_600);
 /// assert_eq!(round, Cost { tokens: 1_200, money_micros: 3_600 });
@@ -143,7 +143,7 @@ impl AddAssign for Cost {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::agent::GuardConfig;
+/// use tenacious::agent::GuardConfig;
 ///
 /// const GUARD: GuardConfig = GuardConfig::new()
 ///     .max_rounds(20)
@@ -182,7 +182,7 @@ impl GuardConfig {
     /// Rounds (tool calls) a task may make. Default: 10. `0` is taken as 1.
     ///
     /// ```
-    /// use tenacious_runtime::agent::GuardConfig;
+    /// use tenacious::agent::GuardConfig;
     ///
     /// assert_eq!(GuardConfig::new().max_rounds(0).rounds_limit(), 1);
     /// ```
@@ -199,7 +199,7 @@ impl GuardConfig {
     /// `0` is taken as 1 (switch after every failure).
     ///
     /// ```
-    /// use tenacious_runtime::agent::GuardConfig;
+    /// use tenacious::agent::GuardConfig;
     ///
     /// assert_eq!(GuardConfig::new().switch_after(5).switch_threshold(), 5);
     /// ```
@@ -217,7 +217,7 @@ impl GuardConfig {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tenacious_runtime::agent::GuardConfig;
+    /// use tenacious::agent::GuardConfig;
     ///
     /// let config = GuardConfig::new().max_time(Duration::from_secs(60));
     /// assert_eq!(config.time_limit(), Some(Duration::from_secs(60)));
@@ -234,7 +234,7 @@ impl GuardConfig {
     /// Default: unlimited.
     ///
     /// ```
-    /// use tenacious_runtime::agent::GuardConfig;
+    /// use tenacious::agent::GuardConfig;
     ///
     /// assert_eq!(GuardConfig::new().max_tokens(8_000).tokens_limit(), Some(8_000));
     /// ```
@@ -250,7 +250,7 @@ impl GuardConfig {
     /// charged with [`TaskGuard::charge`]. Default: unlimited.
     ///
     /// ```
-    /// use tenacious_runtime::agent::GuardConfig;
+    /// use tenacious::agent::GuardConfig;
     ///
     /// // 5 cents, in micro-dollars
     /// assert_eq!(GuardConfig::new().max_money_micros(50_000).money_limit_micros(), Some(50_000));
@@ -367,7 +367,7 @@ impl fmt::Display for Exhausted {
 /// [`reason`](Verdict::reason)) writes it for a person or a model.
 ///
 /// ```
-/// use tenacious_runtime::agent::{GuardConfig, TaskGuard, Verdict};
+/// use tenacious::agent::{GuardConfig, TaskGuard, Verdict};
 ///
 /// let mut guard = TaskGuard::new(GuardConfig::new().max_rounds(3));
 /// let verdict = guard.succeeded("search");
@@ -422,7 +422,7 @@ impl Verdict {
     /// Whether the task must stop: `Escalate` or `OutOfBudget`.
     ///
     /// ```
-    /// use tenacious_runtime::agent::{Exhausted, Verdict};
+    /// use tenacious::agent::{Exhausted, Verdict};
     ///
     /// assert!(Verdict::OutOfBudget(Exhausted::Rounds { max: 10 }).is_final());
     /// assert!(!Verdict::Continue { rounds_left: 1 }.is_final());
@@ -435,7 +435,7 @@ impl Verdict {
     /// The reason, written for a person or a model (the same as `Display`).
     ///
     /// ```
-    /// use tenacious_runtime::agent::{Exhausted, Verdict};
+    /// use tenacious::agent::{Exhausted, Verdict};
     ///
     /// let verdict = Verdict::OutOfBudget(Exhausted::Tokens { limit: 1000, spent: 1200 });
     /// assert_eq!(verdict.reason(), "out of budget: 1200 of 1000 tokens spent");
@@ -536,8 +536,8 @@ impl Run {
 /// pause and advance; the guard itself never sleeps.
 ///
 /// ```
-/// use tenacious_runtime::agent::{GuardConfig, Repeat, TaskGuard, Verdict};
-/// use tenacious_runtime::ErrorClass;
+/// use tenacious::agent::{GuardConfig, Repeat, TaskGuard, Verdict};
+/// use tenacious::ErrorClass;
 ///
 /// let timeout = std::io::Error::from(std::io::ErrorKind::TimedOut);
 /// let mut guard = TaskGuard::new(GuardConfig::new());
@@ -566,7 +566,7 @@ impl TaskGuard {
     /// Starts guarding a task: the time limit counts from now.
     ///
     /// ```
-    /// use tenacious_runtime::agent::{Cost, GuardConfig, TaskGuard};
+    /// use tenacious::agent::{Cost, GuardConfig, TaskGuard};
     ///
     /// let guard = TaskGuard::new(GuardConfig::new());
     /// assert_eq!(guard.rounds(), 0);
@@ -590,7 +590,7 @@ impl TaskGuard {
     /// limit shows in the next verdict and in [`exhausted`](TaskGuard::exhausted).
     ///
     /// ```
-    /// use tenacious_runtime::agent::{Cost, Exhausted, GuardConfig, TaskGuard, Verdict};
+    /// use tenacious::agent::{Cost, Exhausted, GuardConfig, TaskGuard, Verdict};
     ///
     /// let mut guard = TaskGuard::new(GuardConfig::new().max_tokens(1_000));
     /// guard.charge(Cost::tokens(600));
@@ -608,7 +608,7 @@ impl TaskGuard {
     /// Records a successful round of `tool`.
     ///
     /// ```
-    /// use tenacious_runtime::agent::{Exhausted, GuardConfig, TaskGuard, Verdict};
+    /// use tenacious::agent::{Exhausted, GuardConfig, TaskGuard, Verdict};
     ///
     /// let mut guard = TaskGuard::new(GuardConfig::new().max_rounds(2));
     /// assert_eq!(guard.succeeded("search"), Verdict::Continue { rounds_left: 1 });
@@ -633,7 +633,7 @@ impl TaskGuard {
     /// call layer made. The verdict follows the order on [`TaskGuard`].
     ///
     /// ```
-    /// use tenacious_runtime::agent::{GuardConfig, TaskGuard, Verdict};
+    /// use tenacious::agent::{GuardConfig, TaskGuard, Verdict};
     ///
     /// let mut guard = TaskGuard::new(GuardConfig::new());
     /// let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
@@ -700,7 +700,7 @@ impl TaskGuard {
     /// by the round's result.
     ///
     /// ```
-    /// use tenacious_runtime::agent::{GuardConfig, TaskGuard, Verdict};
+    /// use tenacious::agent::{GuardConfig, TaskGuard, Verdict};
     ///
     /// let mut guard = TaskGuard::new(GuardConfig::new());
     /// let result: Result<u32, std::io::Error> = Ok(7);
@@ -727,7 +727,7 @@ impl TaskGuard {
     /// start. Checked in this order: rounds, time, tokens, money.
     ///
     /// ```
-    /// use tenacious_runtime::agent::{Cost, Exhausted, GuardConfig, TaskGuard};
+    /// use tenacious::agent::{Cost, Exhausted, GuardConfig, TaskGuard};
     ///
     /// let mut guard = TaskGuard::new(GuardConfig::new().max_money_micros(10_000));
     /// assert_eq!(guard.exhausted(), None);

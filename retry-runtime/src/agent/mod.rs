@@ -18,7 +18,7 @@
 //!   result that says why.
 //!
 //! ```
-//! use tenacious_runtime::agent::{GuardConfig, Observation, TaskGuard, Verdict};
+//! use tenacious::agent::{GuardConfig, Observation, TaskGuard, Verdict};
 //!
 //! let mut guard = TaskGuard::new(GuardConfig::new().max_rounds(5));
 //! let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);

@@ -18,8 +18,8 @@ use crate::{Classify, ErrorClass, Failure};
 /// | `fatal` | `"escalate"` | stop and tell the user: a human must fix it |
 ///
 /// ```
-/// use tenacious_runtime::ErrorClass;
-/// use tenacious_runtime::agent::Status;
+/// use tenacious::ErrorClass;
+/// use tenacious::agent::Status;
 ///
 /// assert_eq!(Status::for_class(ErrorClass::Invalid), Status::FixInput);
 /// assert_eq!(Status::Escalate.as_str(), "escalate");
@@ -87,8 +87,8 @@ impl fmt::Display for Status {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious_runtime::agent::{Observation, Status};
-/// use tenacious_runtime::{Classify, ErrorClass};
+/// use tenacious::agent::{Observation, Status};
+/// use tenacious::{Classify, ErrorClass};
 ///
 /// #[derive(Debug)]
 /// struct TooManyRequests;
@@ -132,7 +132,7 @@ impl Observation {
     /// The observation of one failed attempt (`attempts` is 1).
     ///
     /// ```
-    /// use tenacious_runtime::agent::{Observation, Status};
+    /// use tenacious::agent::{Observation, Status};
     ///
     /// let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
     /// let obs = Observation::from_error("call_1", &denied);
@@ -158,8 +158,8 @@ impl Observation {
     /// ```
     /// use std::io;
     /// use std::time::Duration;
-    /// use tenacious_runtime::agent::{Observation, Status};
-    /// use tenacious_runtime::Policy;
+    /// use tenacious::agent::{Observation, Status};
+    /// use tenacious::Policy;
     ///
     /// let policy = Policy::new().max(4).base(Duration::ZERO);
     /// let failure = policy
@@ -211,8 +211,8 @@ impl Observation {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tenacious_runtime::ErrorClass;
-    /// use tenacious_runtime::agent::Observation;
+    /// use tenacious::ErrorClass;
+    /// use tenacious::agent::Observation;
     ///
     /// let hint = Observation::default_hint(ErrorClass::RateLimited, Some(Duration::from_micros(1500)));
     /// assert!(hint.contains("wait 2 ms"));

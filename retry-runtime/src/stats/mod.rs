@@ -14,8 +14,8 @@
 //! ```
 //! use std::io;
 //! use std::time::Duration;
-//! use tenacious_runtime::Policy;
-//! use tenacious_runtime::stats::{self, CallStats};
+//! use tenacious::Policy;
+//! use tenacious::stats::{self, CallStats};
 //!
 //! static LOOKUP: CallStats = CallStats::new("lookup");
 //! const POLICY: Policy = Policy::new().base(Duration::ZERO).stats(&LOOKUP);

@@ -31,8 +31,8 @@ pub(crate) const OTHER_VARIANT: &str = "(other)";
 /// ```
 /// use std::io;
 /// use std::time::Duration;
-/// use tenacious_runtime::Policy;
-/// use tenacious_runtime::stats::CallStats;
+/// use tenacious::Policy;
+/// use tenacious::stats::CallStats;
 ///
 /// static SEARCH: CallStats = CallStats::new("search");
 /// const POLICY: Policy = Policy::new().base(Duration::ZERO).stats(&SEARCH);

@@ -39,8 +39,8 @@ pub struct ErrorCount {
 /// ```
 /// use std::io;
 /// use std::time::Duration;
-/// use tenacious_runtime::{ErrorClass, Policy, StopReason};
-/// use tenacious_runtime::stats::CallStats;
+/// use tenacious::{ErrorClass, Policy, StopReason};
+/// use tenacious::stats::CallStats;
 ///
 /// static FETCH: CallStats = CallStats::new("fetch");
 /// const POLICY: Policy = Policy::new().max(2).base(Duration::ZERO).stats(&FETCH);
