@@ -269,15 +269,14 @@ impl Agent {
     /// A round failed and the guard said reflect: the model reads the
     /// observation and decides.
     pub fn reflect(&mut self, observation: &Observation) -> Reaction {
-        if let Stage::Order { .. } = self.stage {
-            // The store may have acted before the answer was lost. A new
-            // call would carry a new idempotency key, so re-issuing it could
-            // place the order twice: report instead of guessing.
-            return Reaction::GiveUp(format!(
-                "order outcome unknown: create_order gave up after {} attempts ({}); \
-                 not re-issued, as a new call would carry a new idempotency key and could order twice",
-                observation.attempts, observation.error
-            ));
+        if let Stage::Order { .. } = self.stage
+            && observation.status == Status::RetryLater
+        {
+            // The store may have acted before the answer was lost. The
+            // call is named by its task (`key = order.key()`), so issuing
+            // it again sends the same idempotency key, and the store
+            // answers with the order it holds rather than placing another.
+            return Reaction::Retry;
         }
         match observation.status {
             Status::RetryLater => Reaction::Retry,

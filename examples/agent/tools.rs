@@ -105,7 +105,7 @@ impl Call {
 }
 
 /// The order the model asks `create_order` to place.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OrderRequest {
     /// The task placing it: one order per task is the right number.
     pub task: u32,
@@ -115,6 +115,14 @@ pub struct OrderRequest {
     pub quantity: u32,
     /// The price the model was quoted.
     pub unit_price_cents: u64,
+}
+
+impl OrderRequest {
+    /// The name of the order's `create_order` call, its idempotency key's
+    /// source: one order per task, however often the call is issued.
+    pub fn key(&self) -> String {
+        format!("task-{}", self.task)
+    }
 }
 
 /// A product the search found.
@@ -461,14 +469,18 @@ async fn price(tools: &Tools, sku: &str, _region: &str) -> Result<u64, Failure<T
 
 /// One attempt at placing the order, sent with the call's idempotency key:
 /// every attempt of this call sends the same key, so a retry after a lost
-/// answer gets the stored order back instead of a second one.
+/// answer gets the stored order back instead of a second one. The key is
+/// named by the task (`key = order.key()`), so when the call gives up with
+/// its answer lost, the agent can issue it again: the store answers with
+/// the order it already holds.
 #[retry(
     max = 4,
     base = "200ms",
     timeout = "2s",
     deadline = "15s",
     notify = note_retry,
-    stats = "create_order"
+    stats = "create_order",
+    key = order.key()
 )]
 async fn create_order(tools: &Tools, order: &OrderRequest) -> Result<String, Failure<ToolError>> {
     tools.start_attempt();

@@ -66,8 +66,9 @@ use proc_macro::TokenStream;
 /// | `when` | path to a `fn(&E) -> bool`, AND-ed with `on` | none |
 /// | `max_retry_after` | longest server hint honoured; a longer one returns the error at once | `"120s"` |
 /// | `timeout` | per-attempt limit, `async fn` only; needs `E: From<tenacious::Elapsed>` | none |
-/// | `deadline` | whole-call limit: no sleep starts that would end past it | none |
+/// | `deadline` | whole-call limit: no attempt starts with less than `tenacious::MIN_ATTEMPT` (1 ms) before it | none |
 /// | `budget` | path to a shared `static RetryBudget` | none |
+/// | `key` | an expression over the arguments naming the call's idempotency key (`tenacious::KeySource`: a string, an integer or an `IdempotencyKey`), the same on every attempt and whenever the call is issued again | random; derived when nested |
 /// | `nested` | inside another retried call: `"once"` (one attempt) or `"retry"` | `"once"` |
 /// | `notify` | path to a `fn(&E, &RetryEvent)`, called before each sleep | none |
 /// | `stats` | `false` (no statistics, events or metrics for this fn) or the name of its record | on, named `module::path::fn_name` |
@@ -85,12 +86,20 @@ use proc_macro::TokenStream;
 /// - `timeout`: an attempt still running after it is dropped and counts as
 ///   the error `E::from(tenacious::Elapsed)`, which is transient. A sync fn
 ///   cannot be interrupted, so `timeout` there is a compile error.
-/// - `deadline`: measured from the start of the first attempt; no sleep
-///   starts that would end at or past it (nor is a server hint past it
-///   waited), and with `timeout` the last attempt is cut to what remains.
-///   The error is returned with `StopReason::Deadline`. Without `timeout`,
-///   an attempt already running finishes, so the call may end that
-///   attempt's run time past the deadline.
+/// - `deadline`: measured from the start of the first attempt (on tokio's
+///   clock for an `async fn`, the system's for a sync one: the clock it
+///   sleeps on); no attempt starts with less than `tenacious::MIN_ATTEMPT`
+///   left (nor is a server hint past it waited), and with `timeout` the
+///   last attempt is cut to what remains. The last attempt's error is
+///   returned with `StopReason::Deadline`. Without `timeout`, an attempt
+///   already running finishes, so the call may end that attempt's run time
+///   past the deadline.
+/// - `key = EXPR`: the call's idempotency key, named by its arguments
+///   (`key = order.id`), evaluated once per call: see
+///   `tenacious::KeySource`. Without it a call's key is random, and a call
+///   nested in another's attempt derives its key from that attempt's key,
+///   the fn's name and its `Hash` arguments, so it resends the same key
+///   when the outer call retries.
 /// - `budget = NAME`: `NAME` is a `static tenacious::RetryBudget` shared by
 ///   every call naming it; an empty budget allows no retry.
 /// - `nested`: inside an attempt of another retried call the fn makes one

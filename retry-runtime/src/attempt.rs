@@ -37,8 +37,16 @@ use crate::engine::{Engine, now_on};
 ///
 /// A retried call made inside another one's attempt (see
 /// [`Nested`](crate::Nested)) gets a key derived from the outer call's key,
-/// its fn name and its place among the calls that attempt made, so when the
-/// outer call retries, the inner call sends the key it sent the first time.
+/// its fn name and a fingerprint of its arguments whose types are `Hash`
+/// (the receiver and `&mut` arguments left out), so when the outer call
+/// retries, the inner call sends the key it sent the first time, whatever
+/// other calls the retry skips, adds or starts in another order. Calls of
+/// one fn with equal arguments in one attempt share a key: they are one
+/// request. A call with an argument that is not `Hash` is told apart by
+/// its place among the attempt's calls of that kind instead. A call that
+/// must keep its key beyond its outer call — issued again after a give-up
+/// or a restart — names it: `#[retry(key = ...)]` (see
+/// [`KeySource`](crate::KeySource)).
 ///
 /// ```
 /// use tenacious::IdempotencyKey;

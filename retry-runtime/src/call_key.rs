@@ -112,7 +112,7 @@ impl<T: ?Sized> SkipArg for &ArgProbe<'_, T> {
 #[diagnostic::on_unimplemented(
     message = "`key = ...` needs a value that names the call: a `&str`, a `String`, an integer or a `tenacious::IdempotencyKey`, found `{Self}`",
     label = "not a key source",
-    note = "build a string from the arguments (`key = format!(\"{}-{}\", ..)`, `key = id.to_string()`), or a key with `tenacious::IdempotencyKey::derive(..)`"
+    note = "build a string from the arguments (`key = format!(..)`, `key = id.to_string()`), or a key with `tenacious::IdempotencyKey::derive(..)`"
 )]
 pub trait KeySource {
     /// The key of a call to fn `fn_name` named by this value.

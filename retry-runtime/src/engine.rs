@@ -395,9 +395,18 @@ const BLOCKING: u8 = 4;
 /// `key` holds the call's key.
 const HAS_KEY: u8 = 8;
 
-/// The least time an attempt is started with before the deadline: one
-/// tick of tokio's timer, which counts whole milliseconds, so a shorter
-/// limit would be rounded to nothing or to a tick past the deadline.
+/// The least time left before a call's deadline for an attempt to start:
+/// one tick of tokio's timer, which counts whole milliseconds, so a
+/// shorter time limit would be rounded to nothing or to a tick past the
+/// deadline. A retry is not planned that would start later, after the
+/// sleep's rounding; a wake-up that comes later anyway (a busy machine)
+/// gives up with the last attempt's error and [`StopReason::Deadline`].
+///
+/// ```
+/// use std::time::Duration;
+///
+/// assert_eq!(tenacious::MIN_ATTEMPT, Duration::from_millis(1));
+/// ```
 pub const MIN_ATTEMPT: Duration = Duration::from_millis(1);
 const MIN_ATTEMPT_NANOS: u64 = 1_000_000;
 /// What a sleep may overrun its delay by on tokio's timer, which rounds
@@ -518,11 +527,12 @@ impl<'p> Engine<'p> {
     ///    [`StopReason::Nested`] for a nested call held to one attempt);
     /// 3. it carries a server hint (`retry_after()`, honoured for any retried
     ///    class) longer than `max_retry_after`: stop,
-    ///    [`StopReason::HintTooLong`]; a shorter one is waited, plus up to a
-    ///    tenth of it (at most 1 s) of jitter, none with `Jitter::None`;
-    ///    otherwise the backoff of the policy's jitter;
-    /// 4. with a deadline, that wait would end at or past it: stop,
-    ///    [`StopReason::Deadline`];
+    ///    [`StopReason::HintTooLong`]; the wait is the backoff of the
+    ///    policy's jitter, plus the hint if there is one (a floor, never a
+    ///    replacement: a zero hint is no hint);
+    /// 4. with a deadline, the next attempt would start, after that wait
+    ///    and a tick of the timer's rounding, with less than
+    ///    [`MIN_ATTEMPT`] left: stop, [`StopReason::Deadline`];
     /// 5. with a budget, it cannot pay for the retry (5 tokens, 10 after a
     ///    timed-out attempt): stop, [`StopReason::Budget`].
     ///
