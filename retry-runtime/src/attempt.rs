@@ -461,6 +461,15 @@ pub(crate) fn enter_nested(
     })
 }
 
+/// Whether a frame is set on this thread, from this task or another: the
+/// quick test before [`enter_nested`], one thread-local read.
+#[inline]
+pub(crate) fn attempt_running() -> bool {
+    CURRENT
+        .try_with(|current| !current.get().is_null())
+        .unwrap_or(false)
+}
+
 /// Whether an attempt of a retried call runs on this thread, in this task.
 #[inline]
 pub(crate) fn in_attempt() -> bool {
@@ -481,11 +490,15 @@ impl<'f, 'e, 'p> Scope<'f, 'e, 'p> {
     /// mutable borrow, so nothing else touches it until the scope ends.
     #[inline]
     fn enter(frame: &'f mut Frame<'e, 'p>) -> Self {
+        // tokio's task id first, before the frame is published: a call
+        // the optimizer cannot see into, made while the thread-local
+        // points at the engine, would make it reload the engine's policy
+        // after it instead of folding the constant policy in.
+        let task = tokio::task::try_id();
         let frame = ptr::from_mut(frame).cast::<Frame<'static, 'static>>();
         let prev = CURRENT
             .try_with(|current| current.replace(frame))
             .unwrap_or(ptr::null_mut());
-        let task = tokio::task::try_id();
         let prev_task = CURRENT_TASK
             .try_with(|current| current.replace(task))
             .unwrap_or(None);

@@ -3,7 +3,7 @@ use std::fmt;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use crate::attempt::{Frame, IdempotencyKey, enter_nested, in_attempt};
+use crate::attempt::{Frame, IdempotencyKey, attempt_running, enter_nested, in_attempt};
 use crate::backoff::{self, with_thread_rng};
 use crate::call_key::ArgHasher;
 use crate::failure::{Failure, Provenance};
@@ -455,27 +455,37 @@ impl<'p> Engine<'p> {
         clock: Clock,
         args: impl FnOnce(&mut ArgHasher),
     ) -> Self {
-        let key = enter_nested(name, args);
-        let mut engine = Self::started(policy, clock, key.is_some());
-        if let Some(key) = key {
-            engine.set_key(key);
-        }
-        engine
+        // Out of line: a call outside any attempt (the common case) costs
+        // one thread-local read, and the arguments are not fingerprinted
+        // (nor their addresses taken) on its path. Only the key comes back
+        // from out of line, not the engine, so the policy stays a constant
+        // the retried fn's code folds.
+        let key = if attempt_running() {
+            nested_key(name, args)
+        } else {
+            None
+        };
+        Self::started(policy, clock, key)
     }
 
     /// Starts a logical call of the fn `name` whose key is given
     /// (`#[retry(key = ...)]`): the same on every attempt, nested or not.
     #[must_use]
     pub fn keyed(policy: &'p Policy, clock: Clock, key: IdempotencyKey) -> Self {
-        let mut engine = Self::started(policy, clock, in_attempt());
+        let mut engine = Self::started(policy, clock, None);
+        if in_attempt() && matches!(policy.nested_mode(), Nested::Once) {
+            engine.flags |= NESTED_ONCE;
+        }
         engine.set_key(key);
         engine
     }
 
+    /// A call's engine before its first attempt; `nested_key` is the key
+    /// of a call nested in another's attempt.
     #[inline]
-    fn started(policy: &'p Policy, clock: Clock, nested: bool) -> Self {
+    fn started(policy: &'p Policy, clock: Clock, nested_key: Option<IdempotencyKey>) -> Self {
         let mut flags = 0;
-        if nested && matches!(policy.nested_mode(), Nested::Once) {
+        if nested_key.is_some() && matches!(policy.nested_mode(), Nested::Once) {
             flags |= NESTED_ONCE;
         }
         if clock == Clock::System {
@@ -489,7 +499,7 @@ impl<'p> Engine<'p> {
         } else {
             None
         };
-        Self {
+        let mut engine = Self {
             policy,
             attempts: 0,
             flags,
@@ -498,7 +508,11 @@ impl<'p> Engine<'p> {
             prev: policy.base_nanos(),
             start,
             key: [0; 2],
+        };
+        if let Some(key) = nested_key {
+            engine.set_key(key);
         }
+        engine
     }
 
     #[inline]
@@ -870,6 +884,15 @@ impl<'p> Engine<'p> {
     pub const fn stop_reason(&self) -> Option<StopReason> {
         self.stop
     }
+}
+
+/// The key of a call to `name` nested in the running attempt, if one runs
+/// in this task: out of line, as only a call made inside another's attempt
+/// comes here.
+#[cold]
+#[inline(never)]
+fn nested_key(name: &str, args: impl FnOnce(&mut ArgHasher)) -> Option<IdempotencyKey> {
+    enter_nested(name, args)
 }
 
 /// Now, on the clock `flags` name (`BLOCKING`: the system's, else tokio's).

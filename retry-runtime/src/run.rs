@@ -136,7 +136,9 @@ impl Policy {
             let last = match step_held(&mut engine, result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
                 ControlFlow::Continue((delay, last)) => {
-                    wait(delay).await;
+                    if !delay.is_zero() {
+                        sleep(delay).await;
+                    }
                     last
                 }
             };
@@ -249,7 +251,9 @@ impl Policy {
             let last = match step_held(&mut engine, result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
                 ControlFlow::Continue((delay, last)) => {
-                    wait(delay).await;
+                    if !delay.is_zero() {
+                        sleep(delay).await;
+                    }
                     last
                 }
             };
@@ -296,7 +300,9 @@ impl Policy {
             let last = match step_recorded(&mut engine, &mut provenance, result) {
                 ControlFlow::Break(result) => return result,
                 ControlFlow::Continue((delay, last)) => {
-                    wait(delay).await;
+                    if !delay.is_zero() {
+                        sleep(delay).await;
+                    }
                     last
                 }
             };
@@ -438,13 +444,6 @@ fn step_recorded<T, E: Classify>(
     result: Result<T, E>,
 ) -> ControlFlow<Result<T, Failure<E>>, (Duration, E)> {
     step_failure_held(engine, provenance, result, always, ignore)
-}
-
-/// The loops' wait: tokio's timer, skipped for a zero delay.
-async fn wait(delay: Duration) {
-    if !delay.is_zero() {
-        sleep(delay).await;
-    }
 }
 
 /// Runs one async attempt with its context set (see
