@@ -246,6 +246,10 @@ where
     }
 }
 
+/// What a fn declared to return `Result<T, Failure<E>>` returns, for an
+/// attempt's result `R = Result<T, E>`.
+type FailureResult<R> = Result<<R as RetryResult>::Ok, Failure<<R as RetryResult>::Error>>;
+
 /// [`step_failure`] holding the failed attempt's error through the wait,
 /// as [`step_held`]; after the wait, [`resume_failure`].
 pub fn step_failure_held<R, W, N>(
@@ -254,7 +258,7 @@ pub fn step_failure_held<R, W, N>(
     result: R,
     when: W,
     notify: N,
-) -> ControlFlow<Result<R::Ok, Failure<R::Error>>, (Duration, R::Error)>
+) -> ControlFlow<FailureResult<R>, (Duration, R::Error)>
 where
     R: RetryResult,
     W: WhenFn<R::Error>,
