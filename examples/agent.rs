@@ -16,7 +16,7 @@
 //!
 //! It prints one line per task, the call layer's figures from
 //! `tenacious::stats`, and a table of what each layer did. The
-//! engine is in `examples/agent/engine.rs`, shared with
+//! run is in `examples/agent/runner.rs`, shared with
 //! `tests/agent_demo.rs`, which checks the run's invariants.
 
 use std::io::{self, Write};
@@ -25,25 +25,25 @@ use std::time::Duration;
 
 use tenacious::ErrorClass;
 
-#[path = "agent/engine.rs"]
+#[path = "agent/runner.rs"]
 #[allow(
     dead_code,
     reason = "shared with tests/agent_demo.rs, which reads figures not printed here"
 )]
-mod engine;
+mod runner;
 
-use engine::model::MICROS_PER_TOKEN;
-use engine::{Command, Config, GUARD, Outcome, Report, TaskReport, run_demo};
+use runner::model::MICROS_PER_TOKEN;
+use runner::{Command, Config, GUARD, Outcome, Report, TaskReport, run_demo};
 
 fn main() -> ExitCode {
     let config = match Command::parse(std::env::args().skip(1)) {
         Ok(Command::Run(config)) => config,
         Ok(Command::Help) => {
-            println!("{}", engine::USAGE);
+            println!("{}", runner::USAGE);
             return ExitCode::SUCCESS;
         }
         Err(message) => {
-            eprintln!("error: {message}\n\n{}", engine::USAGE);
+            eprintln!("error: {message}\n\n{}", runner::USAGE);
             return ExitCode::from(2);
         }
     };

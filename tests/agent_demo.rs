@@ -1,5 +1,5 @@
 //! The invariants of the main demo (`examples/agent.rs`), checked on the
-//! engine it runs: at fault rates 0, 0.5 and 1 (and any rate in between)
+//! run it makes: at fault rates 0, 0.5 and 1 (and any rate in between)
 //! every run finishes, every task ends with a reason, no side effect is
 //! repeated, and the figures add up. Runs are on the demo's own paused
 //! clock; nothing here sleeps for real.
@@ -9,16 +9,16 @@ use std::collections::HashSet;
 use tenacious::ErrorClass;
 use tenacious::agent::Status;
 
-// The engine the example runs, not a copy of it.
-#[path = "../examples/agent/engine.rs"]
+// The run the example makes, not a copy of it.
+#[path = "../examples/agent/runner.rs"]
 #[allow(
     dead_code,
     reason = "shared with examples/agent.rs, which uses what this test does not"
 )]
-mod engine;
+mod runner;
 
-use engine::tools::Tool;
-use engine::{Command, Config, GUARD, Outcome, Report, run_demo};
+use runner::tools::Tool;
+use runner::{Command, Config, GUARD, Outcome, Report, run_demo};
 
 /// Seeds for the half-faulty runs: the default, and a few more so one
 /// lucky seed cannot carry the claim.

@@ -1,4 +1,4 @@
-//! The engine of `examples/agent.rs`: a scripted agent running many tasks
+//! The run of `examples/agent.rs`: a scripted agent running many tasks
 //! under fault injection, every layer of `tenacious` at work.
 //!
 //! Each task orders a product. The model first writes a JSON plan, which
