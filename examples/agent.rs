@@ -15,9 +15,17 @@
 //! virtual minutes take a fraction of a second.
 //!
 //! It prints one line per task, the call layer's figures from
-//! `tenacious::stats`, and a table of what each layer did. The
-//! run is in `examples/agent/runner.rs`, shared with
-//! `tests/agent_demo.rs`, which checks the run's invariants.
+//! `tenacious::stats`, and a table of what each layer did. Its modules are
+//! in `examples/agent/`:
+//!
+//! - `cli.rs`: the flags, their defaults and `--help`;
+//! - `runner.rs`: the run, each task's plan and its loop under the guard;
+//! - `model.rs`: the scripted model; `tools.rs`: the three `#[retry]` tools;
+//! - `report.rs`: what a run produced, and its check against
+//!   `tenacious::stats`.
+//!
+//! They are shared with `tests/agent_demo.rs`, which checks the run's
+//! invariants.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -25,25 +33,33 @@ use std::time::Duration;
 
 use tenacious::ErrorClass;
 
-#[path = "agent/runner.rs"]
+/// The demo's modules, in `examples/agent/`, shared with `tests/agent_demo.rs`.
 #[allow(
     dead_code,
     reason = "shared with tests/agent_demo.rs, which reads figures not printed here"
 )]
-mod runner;
+mod agent {
+    pub mod cli;
+    pub mod model;
+    pub mod report;
+    pub mod runner;
+    pub mod tools;
+}
 
-use runner::model::MICROS_PER_TOKEN;
-use runner::{Command, Config, GUARD, Outcome, Report, TaskReport, run_demo};
+use agent::cli::{self, Command, Config};
+use agent::model::MICROS_PER_TOKEN;
+use agent::report::{Outcome, Report, TaskReport};
+use agent::runner::{GUARD, run_demo};
 
 fn main() -> ExitCode {
     let config = match Command::parse(std::env::args().skip(1)) {
         Ok(Command::Run(config)) => config,
         Ok(Command::Help) => {
-            println!("{}", runner::USAGE);
+            println!("{}", cli::USAGE);
             return ExitCode::SUCCESS;
         }
         Err(message) => {
-            eprintln!("error: {message}\n\n{}", runner::USAGE);
+            eprintln!("error: {message}\n\n{}", cli::USAGE);
             return ExitCode::from(2);
         }
     };

@@ -9,16 +9,24 @@ use std::collections::HashSet;
 use tenacious::ErrorClass;
 use tenacious::agent::Status;
 
-// The run the example makes, not a copy of it.
-#[path = "../examples/agent/runner.rs"]
+// The modules the example runs, not a copy of them.
+#[path = "../examples/agent"]
 #[allow(
     dead_code,
     reason = "shared with examples/agent.rs, which uses what this test does not"
 )]
-mod runner;
+mod agent {
+    pub mod cli;
+    pub mod model;
+    pub mod report;
+    pub mod runner;
+    pub mod tools;
+}
 
-use runner::tools::Tool;
-use runner::{Command, Config, GUARD, Outcome, Report, run_demo};
+use agent::cli::{Command, Config};
+use agent::report::{Outcome, Report};
+use agent::runner::{GUARD, run_demo};
+use agent::tools::Tool;
 
 /// Seeds for the half-faulty runs: the default, and a few more so one
 /// lucky seed cannot carry the claim.
