@@ -15,11 +15,12 @@ use std::time::Duration;
 
 use pin_project_lite::pin_project;
 
-use crate::attempt::{Frame, poll_scoped, scoped_blocking};
-use crate::engine::{
-    Clock, Engine, always, ignore, resume, resume_failure, step_failure_held, step_held,
-};
+use crate::clock::Clock;
+use crate::context::{Frame, poll_scoped, scoped_blocking};
+use crate::engine::Engine;
 use crate::failure::{Failure, Provenance};
+use crate::glue::{resume, resume_failure, step_failure_held, step_held};
+use crate::hooks::{always, ignore};
 use crate::{Classify, Elapsed, Policy, RetryEvent};
 
 impl Policy {
@@ -492,7 +493,7 @@ impl<F: Future> Future for Attempting<'_, '_, F> {
 /// `Err(Elapsed)` if it ran out. Without a limit, the same as [`attempt`].
 ///
 /// The caller tells the engine of a timeout (the next retry costs the
-/// budget more): [`timed_out`](crate::engine::timed_out) does for
+/// budget more): [`timed_out`](crate::glue::timed_out) does for
 /// `#[retry]`.
 #[inline]
 pub fn attempt_timed<'a, 'p, F: Future>(
