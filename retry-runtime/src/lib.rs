@@ -82,6 +82,7 @@ mod classify;
 mod classify_derive;
 mod clock;
 mod context;
+mod driver;
 mod elapsed;
 mod engine;
 mod event;
@@ -123,16 +124,16 @@ pub mod __private {
     pub use crate::call_key::{ArgHasher, ArgProbe, HashArg, KeySource, SkipArg};
     pub use crate::classify_derive::RetryAfterField;
     pub use crate::clock::Clock;
+    pub use crate::driver::{
+        Attempting, AttemptingTimed, attempt, attempt_blocking, attempt_timed, sleep,
+        sleep_blocking,
+    };
     pub use crate::engine::Engine;
     pub use crate::failure::Provenance;
     pub use crate::glue::{
         resume, resume_failure, step, step_failure, step_failure_held, step_held, timed_out,
     };
     pub use crate::hooks::{NotifyFn, RetryResult, WhenFn, always, ignore};
-    pub use crate::run::{
-        Attempting, AttemptingTimed, attempt, attempt_blocking, attempt_timed, sleep,
-        sleep_blocking,
-    };
     pub use crate::stats::CallStats;
     pub use crate::when_by_ref::{WhenByRef, when};
     pub use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryEvent, RetryOn};
