@@ -92,11 +92,13 @@ mod hooks;
 #[cfg(feature = "http")]
 mod http_class;
 mod key;
+mod nested;
 mod observe;
 mod policy;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;
 pub mod retry_after;
+mod retry_on;
 mod run;
 mod start;
 pub mod stats;
@@ -115,7 +117,9 @@ pub use failure::{AttemptRecord, Failure};
 #[cfg(feature = "http")]
 pub use http_class::HttpError;
 pub use key::{IdempotencyKey, ParseKeyError};
-pub use policy::{Nested, Policy, RetryOn};
+pub use nested::Nested;
+pub use policy::Policy;
+pub use retry_on::RetryOn;
 pub use stop::StopReason;
 
 /// Not a stable API: the paths the generated code uses.
