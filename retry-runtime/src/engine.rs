@@ -1,344 +1,17 @@
-//! The decision engine shared by `#[retry]` and `Policy`.
-use std::fmt;
+//! The decision engine shared by `#[retry]` and `Policy`: [`Engine`], one
+//! logical call's retry state, and the one function that decides every
+//! stop. It knows nothing of the attempt context: the constructors that
+//! consult it are in `start.rs`, the frame that points at an engine in
+//! `context.rs`.
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use crate::attempt::{Frame, IdempotencyKey, attempt_running, enter_nested, in_attempt};
 use crate::backoff::{self, with_thread_rng};
-use crate::call_key::ArgHasher;
-use crate::failure::{Failure, Provenance};
+use crate::clock::{Clock, MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, now_on};
+use crate::hooks::{NotifyFn, WhenFn};
+use crate::key::IdempotencyKey;
 use crate::observe::{self, FailedAttempt};
-use crate::{Classify, Elapsed, ErrorClass, Jitter, Nested, Policy, RetryBudget};
-
-/// Why a retried call stopped retrying.
-///
-/// `Display` gives a short lowercase phrase (`"exhausted"`, `"not
-/// retryable"`, …), as [`Failure`]'s one-line story uses it.
-///
-/// ```
-/// use tenacious::StopReason;
-///
-/// assert_eq!(StopReason::HintTooLong.to_string(), "hint too long");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum StopReason {
-    /// Every allowed attempt was made.
-    Exhausted,
-    /// The error's class is not retried (or `when` said no).
-    NotRetryable,
-    /// The server's hint was longer than `max_retry_after`.
-    HintTooLong,
-    /// Waiting for the next attempt (the backoff or the server's hint)
-    /// would have ended at or past the deadline.
-    Deadline,
-    /// The shared retry budget could not pay for another retry.
-    Budget,
-    /// The call ran inside another retried call and made its one attempt
-    /// (see [`Nested`]); the outer call decides whether to try again.
-    Nested,
-}
-
-impl StopReason {
-    /// Every reason, in declaration order.
-    pub const ALL: [Self; 6] = [
-        Self::Exhausted,
-        Self::NotRetryable,
-        Self::HintTooLong,
-        Self::Deadline,
-        Self::Budget,
-        Self::Nested,
-    ];
-
-    /// The reason as one snake_case word, as the `reason` of the tracing
-    /// events and of the `tenacious_gave_up_total` metric spell it:
-    /// `"exhausted"`, `"not_retryable"`, `"hint_too_long"`, `"deadline"`,
-    /// `"budget"` or `"nested"`.
-    ///
-    /// ```
-    /// use tenacious::StopReason;
-    ///
-    /// assert_eq!(StopReason::NotRetryable.label(), "not_retryable");
-    /// ```
-    #[must_use]
-    pub const fn label(self) -> &'static str {
-        match self {
-            Self::Exhausted => "exhausted",
-            Self::NotRetryable => "not_retryable",
-            Self::HintTooLong => "hint_too_long",
-            Self::Deadline => "deadline",
-            Self::Budget => "budget",
-            Self::Nested => "nested",
-        }
-    }
-
-    /// The position of the reason in [`StopReason::ALL`].
-    pub(crate) const fn index(self) -> usize {
-        match self {
-            Self::Exhausted => 0,
-            Self::NotRetryable => 1,
-            Self::HintTooLong => 2,
-            Self::Deadline => 3,
-            Self::Budget => 4,
-            Self::Nested => 5,
-        }
-    }
-
-    /// A short lowercase phrase: `"exhausted"`, `"not retryable"`, `"hint
-    /// too long"`, `"deadline"`, `"budget"` or `"nested"`.
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Exhausted => "exhausted",
-            Self::NotRetryable => "not retryable",
-            Self::HintTooLong => "hint too long",
-            Self::Deadline => "deadline",
-            Self::Budget => "budget",
-            Self::Nested => "nested",
-        }
-    }
-}
-
-impl fmt::Display for StopReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What `notify` is told before each sleep.
-///
-/// ```
-/// use std::time::Duration;
-/// use tenacious::{Policy, RetryEvent};
-///
-/// let mut events: Vec<RetryEvent> = Vec::new();
-/// let mut calls = 0;
-/// let result = Policy::new().base(Duration::ZERO).retry_blocking_with(
-///     || {
-///         calls += 1;
-///         if calls < 3 { Err(std::io::Error::from(std::io::ErrorKind::TimedOut)) } else { Ok(calls) }
-///     },
-///     |_| true,
-///     |_, event| events.push(*event),
-/// );
-/// assert_eq!(result.unwrap(), 3);
-/// let attempts: Vec<u32> = events.iter().map(|e| e.attempt).collect();
-/// assert_eq!(attempts, [1, 2]);
-/// assert_eq!(events[0].max, 3);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RetryEvent {
-    /// The attempt that failed, 1-based.
-    pub attempt: u32,
-    /// Total attempts allowed.
-    pub max: u32,
-    /// How long the engine will sleep before the next attempt.
-    pub delay: Duration,
-    /// The failed attempt's class.
-    pub class: ErrorClass,
-}
-
-/// A `Result<T, E>` whose `E` is `Classify`: the return type `#[retry]` accepts.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]` needs a fn returning `Result<T, E>` with `E: Classify`, found `{Self}`",
-    note = "return `Result<T, E>` with `E` an error type of your own that derives `tenacious::Classify`"
-)]
-pub trait RetryResult: Sized {
-    /// The success type.
-    type Ok;
-    /// The error type.
-    type Error: Classify;
-    /// As a `Result`.
-    fn into_result(self) -> Result<Self::Ok, Self::Error>;
-    /// Back from a `Result`.
-    fn from_result(result: Result<Self::Ok, Self::Error>) -> Self;
-}
-impl<T, E: Classify> RetryResult for Result<T, E> {
-    type Ok = T;
-    type Error = E;
-    fn into_result(self) -> Self {
-        self
-    }
-    fn from_result(result: Self) -> Self {
-        result
-    }
-}
-
-/// [`Engine::step`] for generated code: bounded by [`RetryResult`] rather
-/// than spelled `Result<T, E>`, so a fn returning something else, or an
-/// error that is not `Classify`, is reported in the terms of `#[retry]`
-/// and on the user's return type.
-#[inline]
-pub fn step<R, W, N>(
-    engine: &mut Engine<'_>,
-    result: R,
-    when: W,
-    notify: N,
-) -> ControlFlow<R, Duration>
-where
-    R: RetryResult,
-    W: WhenFn<R::Error>,
-    N: NotifyFn<R::Error>,
-{
-    match engine.step(result.into_result(), when, notify) {
-        ControlFlow::Break(result) => ControlFlow::Break(R::from_result(result)),
-        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
-    }
-}
-
-/// [`step`] for a loop that holds the failed attempt's result through the
-/// wait (a call with a deadline): `Continue((delay, last))`, and after the
-/// wait [`resume`] returns `last` if the deadline leaves no room for
-/// another attempt.
-#[inline]
-pub fn step_held<R, W, N>(
-    engine: &mut Engine<'_>,
-    result: R,
-    when: W,
-    notify: N,
-) -> ControlFlow<R, (Duration, R)>
-where
-    R: RetryResult,
-    W: WhenFn<R::Error>,
-    N: NotifyFn<R::Error>,
-{
-    match engine.step_recording(result.into_result(), when, notify, |_, _, _, _| {}) {
-        ControlFlow::Break(result) => ControlFlow::Break(R::from_result(result)),
-        ControlFlow::Continue((delay, error)) => {
-            ControlFlow::Continue((delay, R::from_result(Err(error))))
-        }
-    }
-}
-
-/// After a retry's wait, before the next attempt: `Break(last)` — the
-/// call gives up with [`StopReason::Deadline`] and returns the last
-/// attempt's result — if the wait ended with less than a timer tick left
-/// before the deadline (a late wake-up); `Continue(())` to attempt again.
-#[inline]
-pub fn resume<R>(engine: &mut Engine<'_>, last: R) -> ControlFlow<R> {
-    if engine.late() {
-        ControlFlow::Break(last)
-    } else {
-        ControlFlow::Continue(())
-    }
-}
-
-/// [`Engine::step`] for a `#[retry]` fn declared to return
-/// `Result<T, Failure<E>>`: the attempt still returns `Result<T, E>`; each
-/// failed attempt is recorded in `provenance`, and a give-up returns the
-/// [`Failure`].
-pub fn step_failure<R, W, N>(
-    engine: &mut Engine<'_>,
-    provenance: &mut Provenance,
-    result: R,
-    when: W,
-    notify: N,
-) -> ControlFlow<Result<R::Ok, Failure<R::Error>>, Duration>
-where
-    R: RetryResult,
-    W: WhenFn<R::Error>,
-    N: NotifyFn<R::Error>,
-{
-    match step_failure_held(engine, provenance, result, when, notify) {
-        ControlFlow::Break(result) => ControlFlow::Break(result),
-        ControlFlow::Continue((delay, _)) => ControlFlow::Continue(delay),
-    }
-}
-
-/// What a fn declared to return `Result<T, Failure<E>>` returns, for an
-/// attempt's result `R = Result<T, E>`.
-type FailureResult<R> = Result<<R as RetryResult>::Ok, Failure<<R as RetryResult>::Error>>;
-
-/// [`step_failure`] holding the failed attempt's error through the wait,
-/// as [`step_held`]; after the wait, [`resume_failure`].
-pub fn step_failure_held<R, W, N>(
-    engine: &mut Engine<'_>,
-    provenance: &mut Provenance,
-    result: R,
-    when: W,
-    notify: N,
-) -> ControlFlow<FailureResult<R>, (Duration, R::Error)>
-where
-    R: RetryResult,
-    W: WhenFn<R::Error>,
-    N: NotifyFn<R::Error>,
-{
-    let step = engine.step_recording(
-        result.into_result(),
-        when,
-        notify,
-        |n, error, class, delay| {
-            provenance.record(n, error, class, delay);
-        },
-    );
-    match step {
-        ControlFlow::Break(Ok(value)) => ControlFlow::Break(Ok(value)),
-        ControlFlow::Break(Err(error)) => {
-            let stop = engine.stop_reason().unwrap_or(StopReason::Exhausted);
-            let provenance = std::mem::take(provenance);
-            ControlFlow::Break(Err(provenance.into_failure(stop, error)))
-        }
-        ControlFlow::Continue(held) => ControlFlow::Continue(held),
-    }
-}
-
-/// [`resume`] for a fn returning `Result<T, Failure<E>>`: a late give-up
-/// returns the [`Failure`] of the attempts made, stopped by the deadline.
-pub fn resume_failure<T, E: Classify>(
-    engine: &mut Engine<'_>,
-    provenance: &mut Provenance,
-    last: E,
-) -> ControlFlow<Result<T, Failure<E>>> {
-    if engine.late() {
-        let provenance = std::mem::take(provenance);
-        ControlFlow::Break(Err(provenance.into_failure(StopReason::Deadline, last)))
-    } else {
-        ControlFlow::Continue(())
-    }
-}
-
-/// The error a timed-out attempt of a `#[retry(timeout = "...")]` fn
-/// becomes: `E::from(elapsed)`. Tells `engine`, so the retry after it
-/// costs the budget what a timed-out attempt's does.
-pub fn timed_out<R>(engine: &mut Engine<'_>, elapsed: Elapsed) -> R
-where
-    R: RetryResult,
-    R::Error: From<Elapsed>,
-{
-    engine.note_timeout();
-    R::from_result(Err(R::Error::from(elapsed)))
-}
-
-/// The `when` predicate: `fn(&E) -> bool`.
-#[diagnostic::on_unimplemented(
-    message = "`when` must be a `fn(&{E}) -> bool`",
-    label = "expected a path to a `fn(&{E}) -> bool`"
-)]
-pub trait WhenFn<E: ?Sized> {
-    /// Whether to retry this error (AND-ed with `on`).
-    fn call(&mut self, error: &E) -> bool;
-}
-impl<E: ?Sized, F: FnMut(&E) -> bool> WhenFn<E> for F {
-    fn call(&mut self, error: &E) -> bool {
-        self(error)
-    }
-}
-
-/// The `notify` hook: `fn(&E, &RetryEvent)`.
-#[diagnostic::on_unimplemented(
-    message = "`notify` must be a `fn(&{E}, &tenacious::RetryEvent)`",
-    label = "expected a path to a `fn(&{E}, &tenacious::RetryEvent)`"
-)]
-pub trait NotifyFn<E: ?Sized> {
-    /// Called before each sleep.
-    fn call(&mut self, error: &E, event: &RetryEvent);
-}
-impl<E: ?Sized, F: FnMut(&E, &RetryEvent)> NotifyFn<E> for F {
-    fn call(&mut self, error: &E, event: &RetryEvent) {
-        self(error, event);
-    }
-}
+use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryBudget, RetryEvent, StopReason};
 
 /// What the engine decided about a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -399,95 +72,19 @@ const BLOCKING: u8 = 4;
 /// `key` holds the call's key.
 const HAS_KEY: u8 = 8;
 
-/// The least time left before a call's deadline for an attempt to start:
-/// one tick of tokio's timer, which counts whole milliseconds, so a
-/// shorter time limit would be rounded to nothing or to a tick past the
-/// deadline. A retry is not planned that would start later, after the
-/// sleep's rounding; a wake-up that comes later anyway (a busy machine)
-/// gives up with the last attempt's error and [`StopReason::Deadline`].
-///
-/// ```
-/// use std::time::Duration;
-///
-/// assert_eq!(tenacious::MIN_ATTEMPT, Duration::from_millis(1));
-/// ```
-pub const MIN_ATTEMPT: Duration = Duration::from_millis(1);
-const MIN_ATTEMPT_NANOS: u64 = 1_000_000;
-/// What a sleep may overrun its delay by on tokio's timer, which rounds
-/// every wake-up up to its next millisecond tick.
-const TIMER_ROUNDING_NANOS: u64 = 1_000_000;
-
-/// Which clock a call keeps its deadline and elapsed time on: the one it
-/// sleeps on.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Clock {
-    /// tokio's clock (async fns and loops), which follows a paused test
-    /// clock.
-    Tokio,
-    /// The system's monotonic clock (sync fns and blocking loops, which
-    /// sleep the thread).
-    System,
-}
-
 // Both costs fit the engine's `last_cost`.
 const _: () = assert!(RetryBudget::TIMEOUT_RETRY_COST <= u8::MAX as u32);
 const _: () = assert!(RetryBudget::RETRY_COST <= u8::MAX as u32);
 
 impl<'p> Engine<'p> {
-    /// Starts a logical call run by a [`Policy`] loop on `clock`.
-    ///
-    /// Inside another retried call's attempt, this is a nested call (see
-    /// [`Nested`]).
-    #[must_use]
-    #[inline]
-    pub fn new(policy: &'p Policy, clock: Clock) -> Self {
-        // A closure's arguments are not seen: nested, it is told apart by
-        // its place among its attempt's calls.
-        Self::named(policy, "", clock, ArgHasher::mark_incomplete)
-    }
-
-    /// Starts a logical call of the fn `name` on `clock` (`#[retry]` passes
-    /// the fn's name and a closure writing the fingerprint of its
-    /// arguments; both feed the idempotency key of a nested call, and the
-    /// closure runs only for one).
-    #[must_use]
-    #[inline]
-    pub fn named(
-        policy: &'p Policy,
-        name: &str,
-        clock: Clock,
-        args: impl FnOnce(&mut ArgHasher),
-    ) -> Self {
-        // Out of line: a call outside any attempt (the common case) costs
-        // one thread-local read, and the arguments are not fingerprinted
-        // (nor their addresses taken) on its path. Only the key comes back
-        // from out of line, not the engine, so the policy stays a constant
-        // the retried fn's code folds.
-        let key = if attempt_running() {
-            nested_key(name, args)
-        } else {
-            None
-        };
-        Self::started(policy, clock, key)
-    }
-
-    /// Starts a logical call of the fn `name` whose key is given
-    /// (`#[retry(key = ...)]`): the same on every attempt, nested or not.
-    #[must_use]
-    pub fn keyed(policy: &'p Policy, clock: Clock, key: IdempotencyKey) -> Self {
-        let mut engine = Self::started(policy, clock, None);
-        if in_attempt() && matches!(policy.nested_mode(), Nested::Once) {
-            engine.flags |= NESTED_ONCE;
-        }
-        engine.set_key(key);
-        engine
-    }
-
     /// A call's engine before its first attempt; `nested_key` is the key
     /// of a call nested in another's attempt.
     #[inline]
-    fn started(policy: &'p Policy, clock: Clock, nested_key: Option<IdempotencyKey>) -> Self {
+    pub(crate) fn started(
+        policy: &'p Policy,
+        clock: Clock,
+        nested_key: Option<IdempotencyKey>,
+    ) -> Self {
         let mut flags = 0;
         if nested_key.is_some() && matches!(policy.nested_mode(), Nested::Once) {
             flags |= NESTED_ONCE;
@@ -520,7 +117,7 @@ impl<'p> Engine<'p> {
     }
 
     #[inline]
-    fn set_key(&mut self, key: IdempotencyKey) {
+    pub(crate) fn set_key(&mut self, key: IdempotencyKey) {
         let bits = key.as_u128();
         // The halves of the key.
         #[allow(clippy::cast_possible_truncation)]
@@ -528,6 +125,14 @@ impl<'p> Engine<'p> {
             self.key = [(bits >> 64) as u64, bits as u64];
         }
         self.flags |= HAS_KEY;
+    }
+
+    /// Holds a call nested in a running attempt to one attempt, if its
+    /// policy says [`Nested::Once`].
+    pub(crate) fn nest(&mut self) {
+        if matches!(self.policy.nested_mode(), Nested::Once) {
+            self.flags |= NESTED_ONCE;
+        }
     }
 
     const fn has(&self, flag: u8) -> bool {
@@ -550,7 +155,7 @@ impl<'p> Engine<'p> {
     ///    replacement: a zero hint is no hint);
     /// 4. with a deadline, the next attempt would start, after that wait
     ///    and a tick of the timer's rounding, with less than
-    ///    [`MIN_ATTEMPT`] left: stop, [`StopReason::Deadline`];
+    ///    [`MIN_ATTEMPT`](crate::MIN_ATTEMPT) left: stop, [`StopReason::Deadline`];
     /// 5. with a budget, it cannot pay for the retry (5 tokens, 10 after a
     ///    timed-out attempt): stop, [`StopReason::Budget`].
     ///
@@ -833,16 +438,6 @@ impl<'p> Engine<'p> {
     pub(crate) fn note_timeout(&mut self) {
         self.flags |= TIMED_OUT;
     }
-
-    /// The context of the next attempt (see [`Attempt`](crate::Attempt)).
-    #[inline]
-    pub(crate) fn frame(&mut self) -> Frame<'_, 'p> {
-        Frame {
-            engine: self,
-            unnamed_calls: 0,
-        }
-    }
-
     /// The number of the attempt about to run (or running), 1 for the first.
     pub(crate) const fn attempt_number(&self) -> u32 {
         self.attempts.saturating_add(1)
@@ -890,42 +485,17 @@ impl<'p> Engine<'p> {
     }
 }
 
-/// The key of a call to `name` nested in the running attempt, if one runs
-/// in this task: out of line, as only a call made inside another's attempt
-/// comes here.
-#[cold]
-#[inline(never)]
-fn nested_key(name: &str, args: impl FnOnce(&mut ArgHasher)) -> Option<IdempotencyKey> {
-    enter_nested(name, args)
-}
-
 /// Now, on the clock `flags` name (`BLOCKING`: the system's, else tokio's).
 #[inline]
 pub(crate) fn now(flags: u8) -> std::time::Instant {
-    if flags & BLOCKING == 0 {
-        tokio::time::Instant::now().into_std()
-    } else {
-        std::time::Instant::now()
-    }
+    now_on(flags & BLOCKING != 0)
 }
-
-/// Now on the system clock if `system`, else on tokio's.
-pub(crate) fn now_on(system: bool) -> std::time::Instant {
-    now(if system { BLOCKING } else { 0 })
-}
-
-/// The default `when`: retry whatever `on` allows.
-#[must_use]
-pub fn always<E: ?Sized>(_: &E) -> bool {
-    true
-}
-
-/// The default `notify`: nothing.
-pub fn ignore<E: ?Sized>(_: &E, _: &RetryEvent) {}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::glue::step;
+    use crate::hooks::{always, ignore};
     use crate::{RetryOn, seed_jitter};
     use proptest::prelude::*;
 
@@ -1311,30 +881,6 @@ mod tests {
         assert_eq!(
             Engine::new(&policy, Clock::Tokio).attempt_limit(),
             Some(Duration::ZERO)
-        );
-    }
-
-    #[test]
-    fn stop_reasons_read_as_phrases() {
-        let all = [
-            StopReason::Exhausted,
-            StopReason::NotRetryable,
-            StopReason::HintTooLong,
-            StopReason::Deadline,
-            StopReason::Budget,
-            StopReason::Nested,
-        ];
-        let names: Vec<String> = all.iter().map(ToString::to_string).collect();
-        assert_eq!(
-            names,
-            [
-                "exhausted",
-                "not retryable",
-                "hint too long",
-                "deadline",
-                "budget",
-                "nested"
-            ]
         );
     }
 

@@ -68,7 +68,7 @@
 //! [`MIN_ATTEMPT`] (one tick of tokio's timer) left before it.
 //! Tests make the jitter repeatable with [`seed_jitter`].
 #![deny(missing_docs)]
-// One audited block: the attempt context's pointer (see `attempt.rs`).
+// One audited block: the attempt context's pointer (see `context.rs`).
 #![deny(unsafe_code)]
 
 #[cfg(feature = "agent")]
@@ -80,46 +80,64 @@ mod call_key;
 pub mod chaos;
 mod classify;
 mod classify_derive;
+mod clock;
+mod context;
+mod driver;
 mod elapsed;
 mod engine;
+mod event;
 mod failure;
+mod glue;
+mod hooks;
 #[cfg(feature = "http")]
 mod http_class;
+mod key;
+mod nested;
 mod observe;
 mod policy;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;
 pub mod retry_after;
+mod retry_on;
 mod run;
+mod start;
 pub mod stats;
+mod stop;
 mod when_by_ref;
 
-pub use attempt::{Attempt, IdempotencyKey, ParseKeyError};
+pub use attempt::Attempt;
 pub use backoff::{Jitter, backoff_delay, seed_jitter};
 pub use budget::RetryBudget;
 pub use call_key::KeySource;
 pub use classify::{Classify, ErrorClass};
+pub use clock::MIN_ATTEMPT;
 pub use elapsed::Elapsed;
-pub use engine::{MIN_ATTEMPT, RetryEvent, StopReason};
+pub use event::RetryEvent;
 pub use failure::{AttemptRecord, Failure};
 #[cfg(feature = "http")]
 pub use http_class::HttpError;
-pub use policy::{Nested, Policy, RetryOn};
+pub use key::{IdempotencyKey, ParseKeyError};
+pub use nested::Nested;
+pub use policy::Policy;
+pub use retry_on::RetryOn;
+pub use stop::StopReason;
 
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::call_key::{ArgHasher, ArgProbe, HashArg, KeySource, SkipArg};
     pub use crate::classify_derive::RetryAfterField;
-    pub use crate::engine::{
-        Clock, Engine, NotifyFn, RetryResult, WhenFn, always, ignore, resume, resume_failure, step,
-        step_failure, step_failure_held, step_held, timed_out,
-    };
-    pub use crate::failure::Provenance;
-    pub use crate::run::{
+    pub use crate::clock::Clock;
+    pub use crate::driver::{
         Attempting, AttemptingTimed, attempt, attempt_blocking, attempt_timed, sleep,
         sleep_blocking,
     };
+    pub use crate::engine::Engine;
+    pub use crate::failure::Provenance;
+    pub use crate::glue::{
+        resume, resume_failure, step, step_failure, step_failure_held, step_held, timed_out,
+    };
+    pub use crate::hooks::{NotifyFn, RetryResult, WhenFn, always, ignore};
     pub use crate::stats::CallStats;
     pub use crate::when_by_ref::{WhenByRef, when};
     pub use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryEvent, RetryOn};

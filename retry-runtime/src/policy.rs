@@ -1,89 +1,10 @@
-//! `Policy` and `RetryOn`.
+//! [`Policy`]: the settings of one retried call, built in a `const`.
 use std::fmt;
-use std::ops::{BitOr, BitOrAssign};
 use std::time::Duration;
 
 use crate::backoff::saturating_nanos;
 use crate::stats::CallStats;
-use crate::{ErrorClass, Jitter, RetryBudget};
-
-/// The set of classes a policy retries: `Transient`, `RateLimited` or both.
-///
-/// `Invalid` and `Fatal` cannot be put in it: retrying a wrong request
-/// unchanged, or one a human must fix, only repeats the failure. Sets join
-/// with `|` (or [`union`](RetryOn::union) in a `const`).
-///
-/// ```
-/// use tenacious::{ErrorClass, RetryOn};
-///
-/// let on = RetryOn::TRANSIENT | RetryOn::RATE_LIMITED;
-/// assert_eq!(on, RetryOn::DEFAULT);
-/// assert!(on.contains(ErrorClass::RateLimited));
-/// assert!(!RetryOn::TRANSIENT.contains(ErrorClass::RateLimited));
-/// assert!(!on.contains(ErrorClass::Invalid));
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RetryOn(u8);
-
-impl RetryOn {
-    /// Only `Transient`.
-    pub const TRANSIENT: Self = Self(1);
-    /// Only `RateLimited`.
-    pub const RATE_LIMITED: Self = Self(2);
-    /// `Transient | RateLimited`, the default.
-    pub const DEFAULT: Self = Self(3);
-
-    /// Both sets.
-    #[must_use]
-    pub const fn union(self, other: Self) -> Self {
-        Self(self.0 | other.0)
-    }
-
-    /// Whether errors of `class` are retried.
-    #[must_use]
-    pub const fn contains(self, class: ErrorClass) -> bool {
-        let bit = match class {
-            ErrorClass::Transient => Self::TRANSIENT.0,
-            ErrorClass::RateLimited => Self::RATE_LIMITED.0,
-            ErrorClass::Invalid | ErrorClass::Fatal => return false,
-        };
-        self.0 & bit != 0
-    }
-}
-
-impl Default for RetryOn {
-    /// [`RetryOn::DEFAULT`].
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
-
-impl BitOr for RetryOn {
-    type Output = Self;
-    fn bitor(self, rhs: Self) -> Self {
-        self.union(rhs)
-    }
-}
-
-impl BitOrAssign for RetryOn {
-    fn bitor_assign(&mut self, rhs: Self) {
-        *self = self.union(rhs);
-    }
-}
-
-impl fmt::Debug for RetryOn {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("RetryOn(")?;
-        let mut sep = "";
-        for class in [ErrorClass::Transient, ErrorClass::RateLimited] {
-            if self.contains(class) {
-                write!(f, "{sep}{class:?}")?;
-                sep = " | ";
-            }
-        }
-        f.write_str(")")
-    }
-}
+use crate::{Jitter, Nested, RetryBudget, RetryOn};
 
 /// A retry policy: how many attempts, how long to wait between them, which
 /// errors to retry.
@@ -137,48 +58,6 @@ pub struct Policy {
     budget: Option<BudgetRef>,
     nested: Nested,
     stats: Option<StatsRef>,
-}
-
-/// What a retried call does when it runs inside an attempt of another
-/// retried call.
-///
-/// Retries multiply when layered: an outer call of 3 attempts around an
-/// inner one of 3 makes 9 inner attempts against a service that is already
-/// failing. So by default the inner call makes one attempt and leaves the
-/// retrying to the outer call. Write `#[retry(nested = "retry")]` (or
-/// [`Policy::nested`]`(Nested::Retry)`) for an inner call that must retry on
-/// its own, say one whose errors the outer call does not retry.
-///
-/// "Inside" means: started while an attempt of another retried call runs on
-/// the same thread or in the same task (a task spawned by the attempt is
-/// not inside it).
-///
-/// ```
-/// use tenacious::{Nested, Policy};
-///
-/// assert_eq!(Policy::new().nested_mode(), Nested::Once);
-/// const INNER: Policy = Policy::new().nested(Nested::Retry);
-/// assert_eq!(INNER.nested_mode(), Nested::Retry);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Nested {
-    /// One attempt, whatever `max` says; a retryable error ends the call
-    /// with [`StopReason::Nested`](crate::StopReason::Nested). The default.
-    #[default]
-    Once,
-    /// Retry as the policy says, inside the outer call's attempt.
-    Retry,
-}
-
-impl Nested {
-    /// The name `#[retry(nested = "...")]` takes: `"once"` or `"retry"`.
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Once => "once",
-            Self::Retry => "retry",
-        }
-    }
 }
 
 /// A budget named by a policy: compared and hashed by address, since two
@@ -655,32 +534,5 @@ mod tests {
         let p = Policy::new().timeout(Duration::MAX).deadline(Duration::MAX);
         assert_eq!(p.attempt_timeout(), Some(Duration::from_nanos(u64::MAX)));
         assert_eq!(p.call_deadline(), Some(Duration::from_nanos(u64::MAX)));
-    }
-
-    #[test]
-    fn retry_on_never_holds_invalid_or_fatal() {
-        let all = [RetryOn::TRANSIENT, RetryOn::RATE_LIMITED, RetryOn::DEFAULT];
-        for a in all {
-            for b in all {
-                let set = a | b;
-                assert!(!set.contains(ErrorClass::Invalid));
-                assert!(!set.contains(ErrorClass::Fatal));
-                assert_eq!(set, a.union(b));
-            }
-        }
-        let mut on = RetryOn::TRANSIENT;
-        assert!(!on.contains(ErrorClass::RateLimited));
-        on |= RetryOn::RATE_LIMITED;
-        assert_eq!(on, RetryOn::DEFAULT);
-        assert_eq!(RetryOn::default(), RetryOn::DEFAULT);
-    }
-
-    #[test]
-    fn retry_on_debug_names_the_classes() {
-        assert_eq!(format!("{:?}", RetryOn::TRANSIENT), "RetryOn(Transient)");
-        assert_eq!(
-            format!("{:?}", RetryOn::DEFAULT),
-            "RetryOn(Transient | RateLimited)"
-        );
     }
 }

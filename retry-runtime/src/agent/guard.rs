@@ -1,500 +1,13 @@
 //! The task guard: a verdict after every round of the Thought → Action →
 //! Observation loop.
-use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt;
-use std::hash::{DefaultHasher, Hash, Hasher};
-use std::ops::{Add, AddAssign};
+use std::hash::Hash;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::{Cost, Exhausted, Fingerprint, GuardConfig, Repeat, Verdict};
 use crate::{Classify, ErrorClass};
-
-/// A hash of a tool call's arguments, to recognise the model repeating
-/// the very same call.
-///
-/// Any `Hash` value works: the arguments' JSON text, a struct, a tuple.
-/// Two texts that differ only in whitespace or key order are different
-/// calls; canonicalise them first if that matters. The hash is the same
-/// for equal arguments within one build of the program, which is all the
-/// guard needs; do not store it.
-///
-/// ```
-/// use tenacious::agent::Fingerprint;
-///
-/// let a = Fingerprint::of(r#"{"query":"rust retry"}"#);
-/// assert_eq!(a, Fingerprint::of(&String::from(r#"{"query":"rust retry"}"#)));
-/// assert_ne!(a, Fingerprint::of(r#"{"query":"rust backoff"}"#));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Fingerprint(u64);
-
-impl Fingerprint {
-    /// The fingerprint of `args`.
-    #[must_use]
-    pub fn of<A: Hash + ?Sized>(args: &A) -> Self {
-        // `DefaultHasher::new()` has fixed keys, unlike `RandomState`, so
-        // equal arguments hash alike in every guard of the process.
-        let mut hasher = DefaultHasher::new();
-        args.hash(&mut hasher);
-        Self(hasher.finish())
-    }
-
-    /// The hash itself.
-    ///
-    /// ```
-    /// use tenacious::agent::Fingerprint;
-    ///
-    /// assert_eq!(Fingerprint::of(&42).value(), Fingerprint::of(&42).value());
-    /// ```
-    #[must_use]
-    pub const fn value(self) -> u64 {
-        self.0
-    }
-}
-
-impl fmt::Display for Fingerprint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:016x}", self.0)
-    }
-}
-
-/// What a task has spent, or may spend, in the units the caller charges:
-/// model tokens and money.
-///
-/// Money is in millionths of whatever currency you count in (micro-dollars
-/// for USD: a model priced at $3 per million tokens costs 3 per token), so
-/// sums are exact integers. Sums saturate rather than overflow.
-///
-/// ```
-/// use tenacious::agent::Cost;
-///
-/// let round = Cost::tokens(1_200) + Cost::money_micros(3_600);
-/// assert_eq!(round, Cost { tokens: 1_200, money_micros: 3_600 });
-/// assert_eq!(Cost::tokens(u64::MAX) + Cost::tokens(1), Cost::tokens(u64::MAX));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Cost {
-    /// Model tokens (prompt and completion, as you count them).
-    pub tokens: u64,
-    /// Money, in millionths of the currency unit.
-    pub money_micros: u64,
-}
-
-impl Cost {
-    /// Nothing spent.
-    pub const ZERO: Self = Self {
-        tokens: 0,
-        money_micros: 0,
-    };
-
-    /// `tokens` model tokens and no money.
-    #[must_use]
-    pub const fn tokens(tokens: u64) -> Self {
-        Self {
-            tokens,
-            money_micros: 0,
-        }
-    }
-
-    /// `micros` millionths of the currency unit and no tokens.
-    #[must_use]
-    pub const fn money_micros(micros: u64) -> Self {
-        Self {
-            tokens: 0,
-            money_micros: micros,
-        }
-    }
-
-    /// Both costs, each saturating at `u64::MAX`.
-    #[must_use]
-    pub const fn saturating_add(self, other: Self) -> Self {
-        Self {
-            tokens: self.tokens.saturating_add(other.tokens),
-            money_micros: self.money_micros.saturating_add(other.money_micros),
-        }
-    }
-}
-
-impl Add for Cost {
-    type Output = Self;
-    /// [`Cost::saturating_add`].
-    fn add(self, other: Self) -> Self {
-        self.saturating_add(other)
-    }
-}
-
-impl AddAssign for Cost {
-    fn add_assign(&mut self, other: Self) {
-        *self = self.saturating_add(other);
-    }
-}
-
-/// The limits a [`TaskGuard`] enforces.
-///
-/// | setting | builder | default |
-/// |---|---|---|
-/// | rounds (tool calls) per task | [`max_rounds`](GuardConfig::max_rounds) | 10 |
-/// | failures in a row before a direction switch | [`switch_after`](GuardConfig::switch_after) | 3 |
-/// | wall time per task | [`max_time`](GuardConfig::max_time) | unlimited |
-/// | tokens per task | [`max_tokens`](GuardConfig::max_tokens) | unlimited |
-/// | money per task, in millionths | [`max_money_micros`](GuardConfig::max_money_micros) | unlimited |
-///
-/// ```
-/// use std::time::Duration;
-/// use tenacious::agent::GuardConfig;
-///
-/// const GUARD: GuardConfig = GuardConfig::new()
-///     .max_rounds(20)
-///     .switch_after(2)
-///     .max_time(Duration::from_secs(120))
-///     .max_tokens(50_000);
-/// assert_eq!(GUARD.rounds_limit(), 20);
-/// assert_eq!(GuardConfig::default(), GuardConfig::DEFAULT);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct GuardConfig {
-    max_rounds: u32,
-    switch_after: u32,
-    max_time: Option<Duration>,
-    max_tokens: Option<u64>,
-    max_money_micros: Option<u64>,
-}
-
-impl GuardConfig {
-    /// The defaults: 10 rounds, a direction switch after 3 failures in a
-    /// row, no time or cost limit.
-    pub const DEFAULT: Self = Self {
-        max_rounds: 10,
-        switch_after: 3,
-        max_time: None,
-        max_tokens: None,
-        max_money_micros: None,
-    };
-
-    /// The defaults, [`GuardConfig::DEFAULT`].
-    #[must_use]
-    pub const fn new() -> Self {
-        Self::DEFAULT
-    }
-
-    /// Rounds (tool calls) a task may make. Default: 10. `0` is taken as 1.
-    ///
-    /// ```
-    /// use tenacious::agent::GuardConfig;
-    ///
-    /// assert_eq!(GuardConfig::new().max_rounds(0).rounds_limit(), 1);
-    /// ```
-    #[must_use]
-    pub const fn max_rounds(self, rounds: u32) -> Self {
-        Self {
-            max_rounds: if rounds == 0 { 1 } else { rounds },
-            ..self
-        }
-    }
-
-    /// Failures in a row — of one tool with one class, or of one identical
-    /// call — after which the model is told to change approach. Default: 3.
-    /// `0` is taken as 1 (switch after every failure).
-    ///
-    /// ```
-    /// use tenacious::agent::GuardConfig;
-    ///
-    /// assert_eq!(GuardConfig::new().switch_after(5).switch_threshold(), 5);
-    /// ```
-    #[must_use]
-    pub const fn switch_after(self, failures: u32) -> Self {
-        Self {
-            switch_after: if failures == 0 { 1 } else { failures },
-            ..self
-        }
-    }
-
-    /// Wall time a task may take, from [`TaskGuard::new`]. Default:
-    /// unlimited. Measured on tokio's clock, so a paused test clock
-    /// controls it.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tenacious::agent::GuardConfig;
-    ///
-    /// let config = GuardConfig::new().max_time(Duration::from_secs(60));
-    /// assert_eq!(config.time_limit(), Some(Duration::from_secs(60)));
-    /// ```
-    #[must_use]
-    pub const fn max_time(self, limit: Duration) -> Self {
-        Self {
-            max_time: Some(limit),
-            ..self
-        }
-    }
-
-    /// Tokens a task may spend, as charged with [`TaskGuard::charge`].
-    /// Default: unlimited.
-    ///
-    /// ```
-    /// use tenacious::agent::GuardConfig;
-    ///
-    /// assert_eq!(GuardConfig::new().max_tokens(8_000).tokens_limit(), Some(8_000));
-    /// ```
-    #[must_use]
-    pub const fn max_tokens(self, limit: u64) -> Self {
-        Self {
-            max_tokens: Some(limit),
-            ..self
-        }
-    }
-
-    /// Money a task may spend, in millionths of the currency unit, as
-    /// charged with [`TaskGuard::charge`]. Default: unlimited.
-    ///
-    /// ```
-    /// use tenacious::agent::GuardConfig;
-    ///
-    /// // 5 cents, in micro-dollars
-    /// assert_eq!(GuardConfig::new().max_money_micros(50_000).money_limit_micros(), Some(50_000));
-    /// ```
-    #[must_use]
-    pub const fn max_money_micros(self, limit: u64) -> Self {
-        Self {
-            max_money_micros: Some(limit),
-            ..self
-        }
-    }
-
-    /// The rounds limit.
-    #[must_use]
-    pub const fn rounds_limit(&self) -> u32 {
-        self.max_rounds
-    }
-
-    /// The failures in a row that trigger a direction switch.
-    #[must_use]
-    pub const fn switch_threshold(&self) -> u32 {
-        self.switch_after
-    }
-
-    /// The wall-time limit, if any.
-    #[must_use]
-    pub const fn time_limit(&self) -> Option<Duration> {
-        self.max_time
-    }
-
-    /// The token limit, if any.
-    #[must_use]
-    pub const fn tokens_limit(&self) -> Option<u64> {
-        self.max_tokens
-    }
-
-    /// The money limit in millionths, if any.
-    #[must_use]
-    pub const fn money_limit_micros(&self) -> Option<u64> {
-        self.max_money_micros
-    }
-}
-
-impl Default for GuardConfig {
-    /// [`GuardConfig::DEFAULT`].
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
-
-/// What repeated itself, in a [`Verdict::SwitchDirection`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Repeat {
-    /// The tool kept failing with this class, whatever the arguments.
-    SameClass(ErrorClass),
-    /// The model kept making the very same call (same tool, same
-    /// arguments).
-    SameCall(Fingerprint),
-}
-
-/// Which limit a task ran into, in a [`Verdict::OutOfBudget`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Exhausted {
-    /// Every allowed round was used.
-    Rounds {
-        /// The limit.
-        max: u32,
-    },
-    /// The wall-time limit passed.
-    Time {
-        /// The limit.
-        limit: Duration,
-        /// Time since the task started.
-        elapsed: Duration,
-    },
-    /// The token limit was reached.
-    Tokens {
-        /// The limit.
-        limit: u64,
-        /// Tokens charged so far.
-        spent: u64,
-    },
-    /// The money limit was reached.
-    Money {
-        /// The limit, in millionths.
-        limit_micros: u64,
-        /// Money charged so far, in millionths.
-        spent_micros: u64,
-    },
-}
-
-impl fmt::Display for Exhausted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Self::Rounds { max } => write!(f, "all {max} rounds used"),
-            Self::Time { limit, elapsed } => {
-                write!(f, "{elapsed:?} elapsed of a {limit:?} time limit")
-            }
-            Self::Tokens { limit, spent } => write!(f, "{spent} of {limit} tokens spent"),
-            Self::Money {
-                limit_micros,
-                spent_micros,
-            } => write!(
-                f,
-                "{spent_micros} of {limit_micros} millionths of the money limit spent"
-            ),
-        }
-    }
-}
-
-/// What the agent loop should do after a round, and why.
-///
-/// The fields are the structured reason; `Display` (and
-/// [`reason`](Verdict::reason)) writes it for a person or a model.
-///
-/// ```
-/// use tenacious::agent::{GuardConfig, TaskGuard, Verdict};
-///
-/// let mut guard = TaskGuard::new(GuardConfig::new().max_rounds(3));
-/// let verdict = guard.succeeded("search");
-/// assert_eq!(verdict, Verdict::Continue { rounds_left: 2 });
-/// assert_eq!(verdict.to_string(), "round succeeded; 2 rounds left");
-/// assert!(!verdict.is_final());
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Verdict {
-    /// The round succeeded: go on.
-    Continue {
-        /// Rounds the task may still make.
-        rounds_left: u32,
-    },
-    /// The round failed: hand the observation to the model so it can
-    /// correct course.
-    Reflect {
-        /// The tool that failed.
-        tool: String,
-        /// The failure's class.
-        class: ErrorClass,
-        /// Failures of this tool with this class in a row (see
-        /// [`TaskGuard::failed`]).
-        failures: u32,
-    },
-    /// The same failure keeps repeating: tell the model to change approach
-    /// (another tool, other arguments, another plan).
-    SwitchDirection {
-        /// The tool that keeps failing.
-        tool: String,
-        /// What repeated.
-        repeat: Repeat,
-        /// How many times in a row.
-        failures: u32,
-    },
-    /// A `Fatal` error: stop at once, a human must fix it. Final: every
-    /// later round gets the same verdict.
-    Escalate {
-        /// The tool that failed.
-        tool: String,
-        /// The error's variant ([`Classify::variant`]).
-        variant: &'static str,
-        /// The error's advice ([`Classify::hint`]), if it has any.
-        hint: Option<Cow<'static, str>>,
-    },
-    /// A limit was reached: stop, no further round may start.
-    OutOfBudget(Exhausted),
-}
-
-impl Verdict {
-    /// Whether the task must stop: `Escalate` or `OutOfBudget`.
-    ///
-    /// ```
-    /// use tenacious::agent::{Exhausted, Verdict};
-    ///
-    /// assert!(Verdict::OutOfBudget(Exhausted::Rounds { max: 10 }).is_final());
-    /// assert!(!Verdict::Continue { rounds_left: 1 }.is_final());
-    /// ```
-    #[must_use]
-    pub const fn is_final(&self) -> bool {
-        matches!(self, Self::Escalate { .. } | Self::OutOfBudget(_))
-    }
-
-    /// The reason, written for a person or a model (the same as `Display`).
-    ///
-    /// ```
-    /// use tenacious::agent::{Exhausted, Verdict};
-    ///
-    /// let verdict = Verdict::OutOfBudget(Exhausted::Tokens { limit: 1000, spent: 1200 });
-    /// assert_eq!(verdict.reason(), "out of budget: 1200 of 1000 tokens spent");
-    /// ```
-    #[must_use]
-    pub fn reason(&self) -> String {
-        self.to_string()
-    }
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Continue { rounds_left: 1 } => f.write_str("round succeeded; 1 round left"),
-            Self::Continue { rounds_left } => {
-                write!(f, "round succeeded; {rounds_left} rounds left")
-            }
-            Self::Reflect {
-                tool,
-                class,
-                failures,
-            } => write!(
-                f,
-                "`{tool}` failed ({class}, {failures} in a row): hand the observation to the model"
-            ),
-            Self::SwitchDirection {
-                tool,
-                repeat: Repeat::SameClass(class),
-                failures,
-            } => write!(
-                f,
-                "`{tool}` failed {failures} times in a row with {class} errors: change approach, use another tool or other arguments"
-            ),
-            Self::SwitchDirection {
-                tool,
-                repeat: Repeat::SameCall(_),
-                failures,
-            } => write!(
-                f,
-                "the same `{tool}` call failed {failures} times in a row: change approach, do not repeat it"
-            ),
-            Self::Escalate {
-                tool,
-                variant,
-                hint,
-            } => {
-                write!(
-                    f,
-                    "`{tool}` failed with a fatal error ({variant}): stop and escalate to a human"
-                )?;
-                match hint {
-                    Some(hint) => write!(f, ": {hint}"),
-                    None => Ok(()),
-                }
-            }
-            Self::OutOfBudget(exhausted) => write!(f, "out of budget: {exhausted}"),
-        }
-    }
-}
 
 /// A run of failures the guard counts; `tool` is the first field of both so
 /// a success can clear every run of its tool.
@@ -623,7 +136,7 @@ impl TaskGuard {
         match self.exhausted() {
             Some(exhausted) => Verdict::OutOfBudget(exhausted),
             None => Verdict::Continue {
-                rounds_left: self.config.max_rounds.saturating_sub(self.rounds),
+                rounds_left: self.config.rounds_limit().saturating_sub(self.rounds),
             },
         }
     }
@@ -668,7 +181,7 @@ impl TaskGuard {
         if let Some(exhausted) = self.exhausted() {
             return Verdict::OutOfBudget(exhausted);
         }
-        let threshold = self.config.switch_after;
+        let threshold = self.config.switch_threshold();
         let repeat = if same_call >= threshold {
             Some((Repeat::SameCall(fingerprint), same_call))
         } else if same_class >= threshold {
@@ -740,18 +253,18 @@ impl TaskGuard {
     #[must_use]
     pub fn exhausted(&self) -> Option<Exhausted> {
         let config = &self.config;
-        if self.rounds >= config.max_rounds {
+        if self.rounds >= config.rounds_limit() {
             return Some(Exhausted::Rounds {
-                max: config.max_rounds,
+                max: config.rounds_limit(),
             });
         }
-        if let Some(limit) = config.max_time {
+        if let Some(limit) = config.time_limit() {
             let elapsed = self.elapsed();
             if elapsed >= limit {
                 return Some(Exhausted::Time { limit, elapsed });
             }
         }
-        if let Some(limit) = config.max_tokens
+        if let Some(limit) = config.tokens_limit()
             && self.spent.tokens >= limit
         {
             return Some(Exhausted::Tokens {
@@ -759,7 +272,7 @@ impl TaskGuard {
                 spent: self.spent.tokens,
             });
         }
-        if let Some(limit_micros) = config.max_money_micros
+        if let Some(limit_micros) = config.money_limit_micros()
             && self.spent.money_micros >= limit_micros
         {
             return Some(Exhausted::Money {

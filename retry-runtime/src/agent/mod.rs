@@ -29,10 +29,18 @@
 //! assert!(matches!(verdict, Verdict::Escalate { .. }));
 //! assert_eq!(observation.status.as_str(), "escalate");
 //! ```
+mod config;
+mod cost;
 mod decision;
+mod fingerprint;
 mod guard;
 mod observation;
+mod verdict;
 
+pub use config::GuardConfig;
+pub use cost::Cost;
 pub use decision::{Decision, DecisionRetry, Degraded, Reask};
-pub use guard::{Cost, Exhausted, Fingerprint, GuardConfig, Repeat, TaskGuard, Verdict};
+pub use fingerprint::Fingerprint;
+pub use guard::TaskGuard;
 pub use observation::{Observation, Status};
+pub use verdict::{Exhausted, Repeat, Verdict};

@@ -12,7 +12,7 @@ use crate::{ErrorClass, Policy, StopReason};
 #[cfg(feature = "tracing")]
 mod events;
 #[cfg(feature = "metrics")]
-pub(crate) mod metrics;
+mod metrics;
 
 /// A failed attempt, as the engine saw it.
 pub(crate) struct FailedAttempt {

@@ -80,13 +80,17 @@
 //! features of those names: a call without a record (a `#[retry(stats =
 //! false)]` fn, a [`Policy`](crate::Policy) not given one) is not observed
 //! at all.
+#[cfg(feature = "metrics")]
+mod metric_keys;
 mod record;
 mod registry;
 mod snapshot;
 
+#[cfg(feature = "metrics")]
+pub(crate) use metric_keys::ErrorKeys;
 pub use record::CallStats;
 #[cfg(feature = "metrics")]
-pub(crate) use record::{OTHER_VARIANT, VariantSlot, class_index};
+pub(crate) use record::{VariantSlot, class_index};
 pub use snapshot::{ErrorCount, FnStats, Snapshot};
 
 /// Every record that has counted a call or an error, read now: each fn's

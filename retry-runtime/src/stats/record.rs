@@ -73,7 +73,7 @@ pub struct CallStats {
     registered: AtomicBool,
     next: OnceLock<&'static CallStats>,
     #[cfg(feature = "metrics")]
-    pub(crate) metrics: crate::observe::metrics::RecordMetrics,
+    pub(crate) metrics: super::metric_keys::RecordMetrics,
 }
 
 /// One (variant, class) pair's counter, claimed by the first error of that
@@ -82,7 +82,7 @@ pub(crate) struct VariantSlot {
     key: OnceLock<SlotKey>,
     count: AtomicU64,
     #[cfg(feature = "metrics")]
-    pub(crate) metrics: crate::observe::metrics::SlotMetrics,
+    pub(crate) metrics: super::metric_keys::SlotMetrics,
 }
 
 /// What a slot counts.
@@ -105,7 +105,7 @@ impl VariantSlot {
             key: OnceLock::new(),
             count: AtomicU64::new(0),
             #[cfg(feature = "metrics")]
-            metrics: crate::observe::metrics::SlotMetrics::new(),
+            metrics: super::metric_keys::SlotMetrics::new(),
         }
     }
 }
@@ -131,7 +131,7 @@ impl CallStats {
             registered: AtomicBool::new(false),
             next: OnceLock::new(),
             #[cfg(feature = "metrics")]
-            metrics: crate::observe::metrics::RecordMetrics::new(name),
+            metrics: super::metric_keys::RecordMetrics::new(name),
         }
     }
 

@@ -1,0 +1,159 @@
+//! The functions the `#[retry]` expansion (and the `Policy` loops) call
+//! between attempts: [`step`] and its variants for a loop that holds the
+//! failed attempt's result through the wait ([`step_held`], then
+//! [`resume`]) or returns a [`Failure`] ([`step_failure`],
+//! [`step_failure_held`], [`resume_failure`]), and [`timed_out`]. Each
+//! takes the attempt's result as a [`RetryResult`], so a type error is
+//! reported in the terms of `#[retry]`, and hands it to the [`Engine`].
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+use crate::engine::Engine;
+use crate::failure::{Failure, Provenance};
+use crate::hooks::{NotifyFn, RetryResult, WhenFn};
+use crate::{Classify, Elapsed, StopReason};
+
+/// [`Engine::step`] for generated code: bounded by [`RetryResult`] rather
+/// than spelled `Result<T, E>`, so a fn returning something else, or an
+/// error that is not `Classify`, is reported in the terms of `#[retry]`
+/// and on the user's return type.
+#[inline]
+pub fn step<R, W, N>(
+    engine: &mut Engine<'_>,
+    result: R,
+    when: W,
+    notify: N,
+) -> ControlFlow<R, Duration>
+where
+    R: RetryResult,
+    W: WhenFn<R::Error>,
+    N: NotifyFn<R::Error>,
+{
+    match engine.step(result.into_result(), when, notify) {
+        ControlFlow::Break(result) => ControlFlow::Break(R::from_result(result)),
+        ControlFlow::Continue(delay) => ControlFlow::Continue(delay),
+    }
+}
+
+/// [`step`] for a loop that holds the failed attempt's result through the
+/// wait (a call with a deadline): `Continue((delay, last))`, and after the
+/// wait [`resume`] returns `last` if the deadline leaves no room for
+/// another attempt.
+#[inline]
+pub fn step_held<R, W, N>(
+    engine: &mut Engine<'_>,
+    result: R,
+    when: W,
+    notify: N,
+) -> ControlFlow<R, (Duration, R)>
+where
+    R: RetryResult,
+    W: WhenFn<R::Error>,
+    N: NotifyFn<R::Error>,
+{
+    match engine.step_recording(result.into_result(), when, notify, |_, _, _, _| {}) {
+        ControlFlow::Break(result) => ControlFlow::Break(R::from_result(result)),
+        ControlFlow::Continue((delay, error)) => {
+            ControlFlow::Continue((delay, R::from_result(Err(error))))
+        }
+    }
+}
+
+/// After a retry's wait, before the next attempt: `Break(last)` — the
+/// call gives up with [`StopReason::Deadline`] and returns the last
+/// attempt's result — if the wait ended with less than a timer tick left
+/// before the deadline (a late wake-up); `Continue(())` to attempt again.
+#[inline]
+pub fn resume<R>(engine: &mut Engine<'_>, last: R) -> ControlFlow<R> {
+    if engine.late() {
+        ControlFlow::Break(last)
+    } else {
+        ControlFlow::Continue(())
+    }
+}
+
+/// [`Engine::step`] for a `#[retry]` fn declared to return
+/// `Result<T, Failure<E>>`: the attempt still returns `Result<T, E>`; each
+/// failed attempt is recorded in `provenance`, and a give-up returns the
+/// [`Failure`].
+pub fn step_failure<R, W, N>(
+    engine: &mut Engine<'_>,
+    provenance: &mut Provenance,
+    result: R,
+    when: W,
+    notify: N,
+) -> ControlFlow<Result<R::Ok, Failure<R::Error>>, Duration>
+where
+    R: RetryResult,
+    W: WhenFn<R::Error>,
+    N: NotifyFn<R::Error>,
+{
+    match step_failure_held(engine, provenance, result, when, notify) {
+        ControlFlow::Break(result) => ControlFlow::Break(result),
+        ControlFlow::Continue((delay, _)) => ControlFlow::Continue(delay),
+    }
+}
+
+/// What a fn declared to return `Result<T, Failure<E>>` returns, for an
+/// attempt's result `R = Result<T, E>`.
+type FailureResult<R> = Result<<R as RetryResult>::Ok, Failure<<R as RetryResult>::Error>>;
+
+/// [`step_failure`] holding the failed attempt's error through the wait,
+/// as [`step_held`]; after the wait, [`resume_failure`].
+pub fn step_failure_held<R, W, N>(
+    engine: &mut Engine<'_>,
+    provenance: &mut Provenance,
+    result: R,
+    when: W,
+    notify: N,
+) -> ControlFlow<FailureResult<R>, (Duration, R::Error)>
+where
+    R: RetryResult,
+    W: WhenFn<R::Error>,
+    N: NotifyFn<R::Error>,
+{
+    let step = engine.step_recording(
+        result.into_result(),
+        when,
+        notify,
+        |n, error, class, delay| {
+            provenance.record(n, error, class, delay);
+        },
+    );
+    match step {
+        ControlFlow::Break(Ok(value)) => ControlFlow::Break(Ok(value)),
+        ControlFlow::Break(Err(error)) => {
+            let stop = engine.stop_reason().unwrap_or(StopReason::Exhausted);
+            let provenance = std::mem::take(provenance);
+            ControlFlow::Break(Err(provenance.into_failure(stop, error)))
+        }
+        ControlFlow::Continue(held) => ControlFlow::Continue(held),
+    }
+}
+
+/// [`resume`] for a fn returning `Result<T, Failure<E>>`: a late give-up
+/// returns the [`Failure`] of the attempts made, stopped by the deadline.
+pub fn resume_failure<T, E: Classify>(
+    engine: &mut Engine<'_>,
+    provenance: &mut Provenance,
+    last: E,
+) -> ControlFlow<Result<T, Failure<E>>> {
+    if engine.late() {
+        let provenance = std::mem::take(provenance);
+        ControlFlow::Break(Err(provenance.into_failure(StopReason::Deadline, last)))
+    } else {
+        ControlFlow::Continue(())
+    }
+}
+
+/// The error a timed-out attempt of a `#[retry(timeout = "...")]` fn
+/// becomes: `E::from(elapsed)`. Tells `engine`, so the retry after it
+/// costs the budget what a timed-out attempt's does.
+pub fn timed_out<R>(engine: &mut Engine<'_>, elapsed: Elapsed) -> R
+where
+    R: RetryResult,
+    R::Error: From<Elapsed>,
+{
+    engine.note_timeout();
+    R::from_result(Err(R::Error::from(elapsed)))
+}

@@ -1,0 +1,70 @@
+//! The traits the expansion checks the user's types and hooks against,
+//! each with a `#[diagnostic::on_unimplemented]` message in the terms of
+//! `#[retry]` (the return type `RetryResult`, the `when` and `notify` paths
+//! `WhenFn` and `NotifyFn`), and the defaults used when a key is left out.
+use crate::{Classify, RetryEvent};
+
+/// A `Result<T, E>` whose `E` is `Classify`: the return type `#[retry]` accepts.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` needs a fn returning `Result<T, E>` with `E: Classify`, found `{Self}`",
+    note = "return `Result<T, E>` with `E` an error type of your own that derives `tenacious::Classify`"
+)]
+pub trait RetryResult: Sized {
+    /// The success type.
+    type Ok;
+    /// The error type.
+    type Error: Classify;
+    /// As a `Result`.
+    fn into_result(self) -> Result<Self::Ok, Self::Error>;
+    /// Back from a `Result`.
+    fn from_result(result: Result<Self::Ok, Self::Error>) -> Self;
+}
+impl<T, E: Classify> RetryResult for Result<T, E> {
+    type Ok = T;
+    type Error = E;
+    fn into_result(self) -> Self {
+        self
+    }
+    fn from_result(result: Self) -> Self {
+        result
+    }
+}
+
+/// The `when` predicate: `fn(&E) -> bool`.
+#[diagnostic::on_unimplemented(
+    message = "`when` must be a `fn(&{E}) -> bool`",
+    label = "expected a path to a `fn(&{E}) -> bool`"
+)]
+pub trait WhenFn<E: ?Sized> {
+    /// Whether to retry this error (AND-ed with `on`).
+    fn call(&mut self, error: &E) -> bool;
+}
+impl<E: ?Sized, F: FnMut(&E) -> bool> WhenFn<E> for F {
+    fn call(&mut self, error: &E) -> bool {
+        self(error)
+    }
+}
+
+/// The `notify` hook: `fn(&E, &RetryEvent)`.
+#[diagnostic::on_unimplemented(
+    message = "`notify` must be a `fn(&{E}, &tenacious::RetryEvent)`",
+    label = "expected a path to a `fn(&{E}, &tenacious::RetryEvent)`"
+)]
+pub trait NotifyFn<E: ?Sized> {
+    /// Called before each sleep.
+    fn call(&mut self, error: &E, event: &RetryEvent);
+}
+impl<E: ?Sized, F: FnMut(&E, &RetryEvent)> NotifyFn<E> for F {
+    fn call(&mut self, error: &E, event: &RetryEvent) {
+        self(error, event);
+    }
+}
+
+/// The default `when`: retry whatever `on` allows.
+#[must_use]
+pub fn always<E: ?Sized>(_: &E) -> bool {
+    true
+}
+
+/// The default `notify`: nothing.
+pub fn ignore<E: ?Sized>(_: &E, _: &RetryEvent) {}

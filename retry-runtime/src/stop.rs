@@ -1,0 +1,128 @@
+//! Why a retried call stopped retrying: [`StopReason`], the one list of
+//! reasons the engine decides, the statistics count and the `tracing`
+//! events and `metrics` label.
+use std::fmt;
+
+/// Why a retried call stopped retrying.
+///
+/// `Display` gives a short lowercase phrase (`"exhausted"`, `"not
+/// retryable"`, …), as [`Failure`](crate::Failure)'s one-line story uses it.
+///
+/// ```
+/// use tenacious::StopReason;
+///
+/// assert_eq!(StopReason::HintTooLong.to_string(), "hint too long");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// Every allowed attempt was made.
+    Exhausted,
+    /// The error's class is not retried (or `when` said no).
+    NotRetryable,
+    /// The server's hint was longer than `max_retry_after`.
+    HintTooLong,
+    /// Waiting for the next attempt (the backoff or the server's hint)
+    /// would have ended at or past the deadline.
+    Deadline,
+    /// The shared retry budget could not pay for another retry.
+    Budget,
+    /// The call ran inside another retried call and made its one attempt
+    /// (see [`Nested`](crate::Nested)); the outer call decides whether to try again.
+    Nested,
+}
+
+impl StopReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [Self; 6] = [
+        Self::Exhausted,
+        Self::NotRetryable,
+        Self::HintTooLong,
+        Self::Deadline,
+        Self::Budget,
+        Self::Nested,
+    ];
+
+    /// The reason as one snake_case word, as the `reason` of the tracing
+    /// events and of the `tenacious_gave_up_total` metric spell it:
+    /// `"exhausted"`, `"not_retryable"`, `"hint_too_long"`, `"deadline"`,
+    /// `"budget"` or `"nested"`.
+    ///
+    /// ```
+    /// use tenacious::StopReason;
+    ///
+    /// assert_eq!(StopReason::NotRetryable.label(), "not_retryable");
+    /// ```
+    #[must_use]
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::Exhausted => "exhausted",
+            Self::NotRetryable => "not_retryable",
+            Self::HintTooLong => "hint_too_long",
+            Self::Deadline => "deadline",
+            Self::Budget => "budget",
+            Self::Nested => "nested",
+        }
+    }
+
+    /// The position of the reason in [`StopReason::ALL`].
+    pub(crate) const fn index(self) -> usize {
+        match self {
+            Self::Exhausted => 0,
+            Self::NotRetryable => 1,
+            Self::HintTooLong => 2,
+            Self::Deadline => 3,
+            Self::Budget => 4,
+            Self::Nested => 5,
+        }
+    }
+
+    /// A short lowercase phrase: `"exhausted"`, `"not retryable"`, `"hint
+    /// too long"`, `"deadline"`, `"budget"` or `"nested"`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Exhausted => "exhausted",
+            Self::NotRetryable => "not retryable",
+            Self::HintTooLong => "hint too long",
+            Self::Deadline => "deadline",
+            Self::Budget => "budget",
+            Self::Nested => "nested",
+        }
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_reasons_read_as_phrases() {
+        let all = [
+            StopReason::Exhausted,
+            StopReason::NotRetryable,
+            StopReason::HintTooLong,
+            StopReason::Deadline,
+            StopReason::Budget,
+            StopReason::Nested,
+        ];
+        let names: Vec<String> = all.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            names,
+            [
+                "exhausted",
+                "not retryable",
+                "hint too long",
+                "deadline",
+                "budget",
+                "nested"
+            ]
+        );
+    }
+}
