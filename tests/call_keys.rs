@@ -96,3 +96,41 @@ fn top_level_calls_get_keys_of_their_own_unless_named() {
     assert_eq!(seen[2].1, seen[3].1);
     assert_eq!(seen[2].1, IdempotencyKey::derive("place", "ord-9"));
 }
+
+/// An argument whose `Hash` asks for the attempt, as user code may.
+struct Inquisitive;
+
+impl std::hash::Hash for Inquisitive {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // Runs while the nested call's key is derived: it must see the
+        // outer attempt without a second borrow of its frame being made
+        // (which Miri would report).
+        let number = Attempt::current().map_or(0, |a| a.number());
+        state.write_u32(number);
+    }
+}
+
+#[retry(max = 1)]
+fn nested_with_inquisitive_argument(arg: &Inquisitive) -> Result<(), io::Error> {
+    let _ = arg;
+    record("inquisitive")
+}
+
+#[retry(max = 2, base = "1ns")]
+fn outer_of_inquisitive() -> Result<(), io::Error> {
+    nested_with_inquisitive_argument(&Inquisitive)?;
+    if Attempt::current().unwrap().number() == 1 {
+        return Err(io::Error::from(io::ErrorKind::TimedOut));
+    }
+    Ok(())
+}
+
+#[test]
+fn an_argument_whose_hash_asks_for_the_attempt_is_fingerprinted_safely() {
+    outer_of_inquisitive().unwrap();
+    let seen = seen();
+    // The argument hashed the outer attempt's number, so each outer attempt
+    // gives it another key: what it asks for changed.
+    assert_eq!(seen.len(), 2);
+    assert_ne!(seen[0].1, seen[1].1);
+}

@@ -84,6 +84,10 @@ thread_local! {
 
 /// Runs `f` on the running attempt's frame, if an attempt runs on this
 /// thread, in this task.
+///
+/// `f` must run no user code (no `Hash`, `Debug` or other trait impl of the
+/// caller's types): user code can call `Attempt::current()`, which would
+/// lend out the frame a second time while `f` holds it.
 #[inline]
 #[allow(unsafe_code)]
 pub(crate) fn with_current<T>(f: impl FnOnce(&mut Frame<'_, '_>) -> T) -> Option<T> {
@@ -110,12 +114,15 @@ pub(crate) fn enter_nested(
     name: &str,
     args: impl FnOnce(&mut ArgHasher),
 ) -> Option<IdempotencyKey> {
-    // Outside any attempt (the common case) this is one thread-local read.
-    with_current(|frame| {
-        let mut hasher = ArgHasher::new();
-        args(&mut hasher);
-        frame.nested_key(name, &hasher)
-    })
+    if !in_attempt() {
+        return None;
+    }
+    // The fingerprint runs the arguments' `Hash` impls, user code that may
+    // ask for the attempt itself: it runs before the frame is borrowed, so
+    // that no second borrow of the frame can be made while one is held.
+    let mut hasher = ArgHasher::new();
+    args(&mut hasher);
+    with_current(|frame| frame.nested_key(name, &hasher))
 }
 
 /// Whether a frame is set on this thread, from this task or another: the
