@@ -9,6 +9,9 @@ use super::hint::{self, Hint};
 use super::parse::{self, Attrs, CLASSES, Class, Word};
 use crate::common::CratePath;
 
+/// Every darling error found so far.
+type Errors = crate::common::Errors<Error>;
+
 /// A derive input that passed every check.
 #[derive(Debug)]
 pub(crate) struct Derive<'a> {
@@ -409,33 +412,6 @@ fn retry_after_wrong_class(name: &Ident, class: Class, key: Span) -> Error {
         class.key()
     ))
     .with_span(&key)
-}
-
-/// Every error found so far. Darling's `Accumulator` cannot say whether a
-/// step added one, which [`case`] needs to know.
-#[derive(Default)]
-struct Errors(Vec<Error>);
-
-impl Errors {
-    fn push(&mut self, error: Error) {
-        self.0.push(error);
-    }
-
-    fn handle<T>(&mut self, result: darling::Result<T>) -> Option<T> {
-        result.map_err(|error| self.push(error)).ok()
-    }
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn finish(self) -> darling::Result<()> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::multiple(self.0))
-        }
-    }
 }
 
 fn describe(member: &Member) -> String {
