@@ -80,6 +80,17 @@ impl Errors<syn::Error> {
     }
 }
 
+/// `items` as prose: `a`, `a or b`, `a, b or c`: how messages list the
+/// values of a closed list, built from its table.
+pub(crate) fn or_list(items: impl IntoIterator<Item = String>) -> String {
+    let mut items: Vec<String> = items.into_iter().collect();
+    match items.pop() {
+        None => String::new(),
+        Some(last) if items.is_empty() => last,
+        Some(last) => format!("{} or {last}", items.join(", ")),
+    }
+}
+
 /// Strips the invisible groups `macro_rules!` wraps around `$e:expr`.
 pub(crate) fn ungroup(mut expr: &Expr) -> &Expr {
     while let Expr::Group(group) = expr {

@@ -6,8 +6,8 @@ use proc_macro2::Span;
 use syn::{Data, DeriveInput, Expr, ExprLit, Fields, Ident, Lit, Member, Type};
 
 use super::hint::{self, Hint};
-use super::parse::{self, Attrs, CLASSES, Class, Word};
-use crate::common::CratePath;
+use super::parse::{self, Attrs, Class, ErrorClassKey, Word};
+use crate::common::{CratePath, or_list};
 
 /// Every darling error found so far.
 type Errors = crate::common::Errors<Error>;
@@ -37,7 +37,7 @@ pub(crate) struct Case<'a> {
 pub(crate) enum Answer<'a> {
     /// The case answers for itself.
     Own {
-        class: Class,
+        class: &'static ErrorClassKey,
         retry_after: Option<FieldRef<'a>>,
         hint: Option<Hint>,
     },
@@ -98,11 +98,9 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
             if let Some(attrs) = &attrs {
                 reject_class_keys(attrs, &input.ident, &mut errors);
             }
-            let enum_has_class = attrs.as_ref().is_some_and(|attrs| {
-                CLASSES
-                    .into_iter()
-                    .any(|class| attrs.word(class).is_present())
-            });
+            let enum_has_class = attrs
+                .as_ref()
+                .is_some_and(|attrs| Class::all().any(|class| attrs.word(class).is_present()));
             let cases = data
                 .variants
                 .iter()
@@ -160,7 +158,7 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
 /// An enum's own attribute only chooses the crate: classes and hints are
 /// per variant, so the enum cannot silently classify variants nobody looked at.
 fn reject_class_keys(attrs: &Attrs, name: &Ident, errors: &mut Errors) {
-    for class in CLASSES {
+    for class in Class::all() {
         if let Some(key) = attrs.word(class).key {
             errors.push(
                 Error::custom(format!(
@@ -202,7 +200,7 @@ fn case<'a>(
     errors: &mut Errors,
 ) -> Option<Case<'a>> {
     let before = errors.len();
-    for class in CLASSES {
+    for class in Class::all() {
         reject_value(attrs.word(class), class.key(), errors);
     }
     if let Some(key) = attrs.retry_after.key {
@@ -238,7 +236,10 @@ fn case<'a>(
                     .with_span(&value.0),
                 );
             }
-            let key = attrs.transparent.key.unwrap_or_else(Span::call_site);
+            let key = attrs
+                .word(Class::Transparent)
+                .key
+                .unwrap_or_else(Span::call_site);
             if let Some(field) = &retry_after {
                 errors.push(retry_after_wrong_class(name, Class::Transparent, field.1));
             }
@@ -264,10 +265,10 @@ fn case<'a>(
                 }
             }
         }
-        class => {
+        Class::Error(class) => {
             let retry_after = match retry_after {
-                Some((_, key)) if class != Class::RateLimited => {
-                    errors.push(retry_after_wrong_class(name, class, key));
+                Some((_, key)) if class.key != parse::HINTED => {
+                    errors.push(retry_after_wrong_class(name, Class::Error(class), key));
                     None
                 }
                 other => other.map(|(field, _)| field),
@@ -301,8 +302,7 @@ fn one_class(
     raw_attrs: &[syn::Attribute],
     errors: &mut Errors,
 ) -> Option<Class> {
-    let present: Vec<Class> = CLASSES
-        .into_iter()
+    let present: Vec<Class> = Class::all()
         .filter(|class| attrs.word(*class).is_present())
         .collect();
     match present.as_slice() {
@@ -316,9 +316,8 @@ fn one_class(
             };
             errors.push(
                 Error::custom(format!(
-                    "{what} `{name}` has no error class; add one of `#[classify(transient)]`, \
-                     `#[classify(rate_limited)]`, `#[classify(invalid)]`, `#[classify(fatal)]` \
-                     or `#[classify(transparent)]` {place}"
+                    "{what} `{name}` has no error class; add one of {} {place}",
+                    or_list(Class::all().map(|class| format!("`#[classify({})]`", class.key())))
                 ))
                 .with_span(name),
             );
@@ -367,7 +366,7 @@ fn retry_after_field<'a>(fields: &'a Fields, errors: &mut Errors) -> Option<(Fie
             continue;
         };
         let place = "goes on the variant or struct, not on a field";
-        for class in CLASSES {
+        for class in Class::all() {
             if let Some(key) = attrs.word(class).key {
                 errors.push(Error::custom(format!("`{}` {place}", class.key())).with_span(&key));
             }

@@ -14,7 +14,7 @@ use syn::parse::{ParseStream, Parser};
 use syn::{Expr, ExprPath, Ident, Lit, LitStr, Token};
 
 use super::duration;
-use crate::common::{self, Errors, ungroup};
+use crate::common::{self, Errors, or_list, ungroup};
 
 /// One key: its name, what it looks like written correctly, and how its
 /// value is read into [`Args`].
@@ -260,16 +260,6 @@ fn class_names() -> impl Iterator<Item = &'static str> {
         .iter()
         .map(|class| class.text)
         .chain(NEVER_RETRIED.iter().map(|(name, _)| *name))
-}
-
-/// `items` as prose: `a`, `a or b`, `a, b or c`.
-fn or_list(items: impl IntoIterator<Item = String>) -> String {
-    let mut items: Vec<String> = items.into_iter().collect();
-    match items.pop() {
-        None => String::new(),
-        Some(last) if items.is_empty() => last,
-        Some(last) => format!("{} or {last}", items.join(", ")),
-    }
 }
 
 /// What `on` takes, each form written by `write`: every retried class
@@ -816,7 +806,10 @@ fn nested(value: &Expr, errors: &mut Errors) -> Option<&'static Value> {
 mod tests {
     use quote::quote;
 
-    use super::{Errors, JITTERS, KEYS, NESTED, StatsArg, Value, closest, example, parse};
+    use super::{
+        Errors, JITTERS, KEYS, NESTED, NEVER_RETRIED, RETRIED_CLASSES, StatsArg, Value, closest,
+        example, parse,
+    };
 
     fn errors_for(tokens: proc_macro2::TokenStream) -> Vec<String> {
         let mut errors = Errors::default();
@@ -920,6 +913,73 @@ mod tests {
         assert!(errors.finish().is_ok());
         let on: Vec<&str> = args.on.unwrap().iter().map(|class| class.runtime).collect();
         assert_eq!(on, ["TRANSIENT", "RATE_LIMITED"], "in the table's order");
+    }
+
+    /// Each table against the runtime (a dev-dependency here): the same
+    /// values, spelled as the runtime's `as_str` spells them and named as
+    /// its variants are. The lists of the runtime's values go through an
+    /// exhaustive `match`, so a new variant stops this test compiling.
+    #[test]
+    fn the_value_tables_are_the_runtimes_values() {
+        use tenacious::{ErrorClass, Jitter, Nested};
+
+        fn table(values: &[&Value]) -> Vec<(String, String)> {
+            let mut values: Vec<_> = values
+                .iter()
+                .map(|value| (value.text.to_owned(), value.runtime.to_owned()))
+                .collect();
+            values.sort();
+            values
+        }
+        fn runtime<T: std::fmt::Debug + Copy>(
+            values: &[T],
+            as_str: fn(T) -> &'static str,
+        ) -> Vec<(String, String)> {
+            let mut values: Vec<_> = values
+                .iter()
+                .map(|value| (as_str(*value).to_owned(), format!("{value:?}")))
+                .collect();
+            values.sort();
+            values
+        }
+
+        let jitters = [
+            Jitter::None,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+        ];
+        for jitter in jitters {
+            match jitter {
+                Jitter::None | Jitter::Full | Jitter::Equal | Jitter::Decorrelated => {}
+            }
+        }
+        assert_eq!(
+            table(&JITTERS.iter().collect::<Vec<_>>()),
+            runtime(&jitters, Jitter::as_str)
+        );
+
+        let nested = [Nested::Once, Nested::Retry];
+        for value in nested {
+            match value {
+                Nested::Once | Nested::Retry => {}
+            }
+        }
+        assert_eq!(
+            table(&NESTED.iter().map(|(value, _)| value).collect::<Vec<_>>()),
+            runtime(&nested, Nested::as_str)
+        );
+
+        let (retried, never): (Vec<ErrorClass>, Vec<ErrorClass>) = ErrorClass::ALL
+            .into_iter()
+            .partition(|class| class.is_retryable());
+        let names = |classes: &[ErrorClass]| -> Vec<String> {
+            classes.iter().map(|class| format!("{class:?}")).collect()
+        };
+        let retried_texts: Vec<&str> = RETRIED_CLASSES.iter().map(|class| class.text).collect();
+        assert_eq!(retried_texts, names(&retried));
+        let never_texts: Vec<&str> = NEVER_RETRIED.iter().map(|(name, _)| *name).collect();
+        assert_eq!(never_texts, names(&never));
     }
 
     #[test]

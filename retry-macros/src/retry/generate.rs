@@ -349,23 +349,21 @@ fn fingerprint(sig: &syn::Signature, private: &TokenStream) -> TokenStream {
 /// `Policy::new()` with a builder call for every key the user gave; the
 /// others keep the runtime's defaults.
 fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
-    let duration = |d: &DurationArg| {
-        let nanos = Literal::u64_unsuffixed(d.nanos);
-        quote!(#private::Duration::from_nanos(#nanos))
+    // `.method(Duration::from_nanos(N))` for a duration key the user gave.
+    let duration = |policy: &mut TokenStream, method: &str, arg: &Option<DurationArg>| {
+        if let Some(arg) = arg {
+            let method = runtime_ident(method);
+            let nanos = Literal::u64_unsuffixed(arg.nanos);
+            policy.extend(quote!(.#method(#private::Duration::from_nanos(#nanos))));
+        }
     };
     let mut policy = quote!(#private::Policy::new());
     if let Some(max) = args.max {
         let max = Literal::u32_unsuffixed(max);
         policy.extend(quote!(.max(#max)));
     }
-    if let Some(base) = &args.base {
-        let base = duration(base);
-        policy.extend(quote!(.base(#base)));
-    }
-    if let Some(cap) = &args.cap {
-        let cap = duration(cap);
-        policy.extend(quote!(.cap(#cap)));
-    }
+    duration(&mut policy, "base", &args.base);
+    duration(&mut policy, "cap", &args.cap);
     if let Some(jitter) = args.jitter {
         let variant = runtime_ident(jitter.runtime);
         policy.extend(quote!(.jitter(#private::Jitter::#variant)));
@@ -393,18 +391,9 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
             policy.extend(quote!(.on(#classes)));
         }
     }
-    if let Some(max_retry_after) = &args.max_retry_after {
-        let max_retry_after = duration(max_retry_after);
-        policy.extend(quote!(.max_retry_after(#max_retry_after)));
-    }
-    if let Some(timeout) = &args.timeout {
-        let timeout = duration(timeout);
-        policy.extend(quote!(.timeout(#timeout)));
-    }
-    if let Some(deadline) = &args.deadline {
-        let deadline = duration(deadline);
-        policy.extend(quote!(.deadline(#deadline)));
-    }
+    duration(&mut policy, "max_retry_after", &args.max_retry_after);
+    duration(&mut policy, "timeout", &args.timeout);
+    duration(&mut policy, "deadline", &args.deadline);
     if let Some(budget) = &args.budget {
         // On the path: a path that is not a `static RetryBudget` is a type
         // error there.
@@ -418,7 +407,7 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
     policy
 }
 
-/// The runtime item an argument's table names, as generated code writes it.
+/// A runtime name (a table's, a builder's) as generated code writes it.
 fn runtime_ident(name: &str) -> syn::Ident {
     syn::Ident::new(name, Span::call_site())
 }
