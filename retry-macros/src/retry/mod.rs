@@ -7,8 +7,10 @@
 //! - [`shape`] finds the user's body in what `#[async_trait]` or
 //!   `#[tracing::instrument]`, expanded first, made of it;
 //! - [`validate`] checks the fn's shape and the settings against each other
-//!   ([`lifetimes`] finds which input a returned borrow comes from);
-//! - [`generate`] writes the fn back with its body run once per attempt.
+//!   ([`lifetimes`] finds which input a returned borrow comes from) and
+//!   returns the checked model, or every error;
+//! - [`generate`] writes the fn back from the model, with its body run once
+//!   per attempt.
 //!
 //! Every mistake is collected before anything is generated; on any mistake
 //! the errors are emitted next to the fn exactly as the user wrote it, so a

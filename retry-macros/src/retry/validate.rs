@@ -1,4 +1,5 @@
-//! Checks that need more than one key, or the fn itself.
+//! Checks that need more than one key, or the fn itself; what passes them
+//! all is the checked model, [`Retry`].
 //!
 //! Whether the return type is a `Result` whose error is `Classify`, and
 //! whether `when` and `notify` have the right signatures, cannot be seen in
