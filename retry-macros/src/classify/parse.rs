@@ -5,7 +5,7 @@
 //! "unknown field"; [`super::validate`] decides what each position accepts.
 use darling::ast::NestedMeta;
 use darling::{FromAttributes, FromMeta};
-use proc_macro2::{Span, TokenTree};
+use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, Meta};
 
@@ -112,6 +112,16 @@ impl Attrs {
             .iter()
             .find(|(known, _)| *known == class)
             .map_or_else(Word::default, |(_, word)| *word)
+    }
+
+    /// The class words in the order they were written, across every
+    /// `#[classify(...)]` on one item, each with its key's span: "two
+    /// classes" is reported on the second one written.
+    pub(crate) fn classes_in_order(&self) -> impl Iterator<Item = (Class, Span)> + '_ {
+        self.classes
+            .0
+            .iter()
+            .filter_map(|(class, word)| word.key.map(|key| (*class, key)))
     }
 }
 
@@ -404,35 +414,6 @@ impl FromMeta for CratePathKey {
     }
 }
 
-/// The class words in the order they were written, across every
-/// `#[classify(...)]` on one item. Darling's receiver does not keep the
-/// order, and "two classes" is reported on the second one written.
-pub(crate) fn classes_in_order(attrs: &[Attribute]) -> Vec<(Class, Span)> {
-    let mut found = Vec::new();
-    for attr in attrs {
-        let Meta::List(list) = &attr.meta else {
-            continue;
-        };
-        if !list.path.is_ident(ATTR) {
-            continue;
-        }
-        let mut at_key = true;
-        for token in list.tokens.clone() {
-            match &token {
-                TokenTree::Punct(punct) if punct.as_char() == ',' => at_key = true,
-                TokenTree::Ident(ident) if at_key => {
-                    if let Some(class) = Class::from_key(&ident.to_string()) {
-                        found.push((class, ident.span()));
-                    }
-                    at_key = false;
-                }
-                _ => at_key = false,
-            }
-        }
-    }
-    found
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,11 +506,8 @@ mod tests {
             parse_quote!(#[classify(fatal, hint = "transient")]),
             parse_quote!(#[classify(transient)]),
         ];
-        let order: Vec<Class> = classes_in_order(&attrs)
-            .into_iter()
-            .map(|(c, _)| c)
-            .collect();
-        let keys: Vec<&str> = order.into_iter().map(Class::key).collect();
+        let read = Attrs::read(&attrs).unwrap();
+        let keys: Vec<&str> = read.classes_in_order().map(|(c, _)| c.key()).collect();
         assert_eq!(keys, ["fatal", "transient"]);
     }
 }

@@ -119,7 +119,6 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
                         &variant.ident,
                         Position::Variant { enum_has_class },
                         &attrs,
-                        &variant.attrs,
                         &variant.fields,
                         &mut errors,
                     )
@@ -132,7 +131,6 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
                 &input.ident,
                 Position::Struct,
                 attrs,
-                &input.attrs,
                 &data.fields,
                 &mut errors,
             )
@@ -195,7 +193,6 @@ fn case<'a>(
     name: &'a Ident,
     position: Position,
     attrs: &Attrs,
-    raw_attrs: &[syn::Attribute],
     fields: &'a Fields,
     errors: &mut Errors,
 ) -> Option<Case<'a>> {
@@ -207,7 +204,7 @@ fn case<'a>(
         errors.push(retry_after_not_on_field(key));
     }
 
-    let class = one_class(name, position, attrs, raw_attrs, errors);
+    let class = one_class(name, position, attrs, errors);
     let hint = attrs.hint.as_ref().and_then(|value| match &value.0 {
         Expr::Lit(ExprLit {
             lit: Lit::Str(lit), ..
@@ -299,7 +296,6 @@ fn one_class(
     name: &Ident,
     position: Position,
     attrs: &Attrs,
-    raw_attrs: &[syn::Attribute],
     errors: &mut Errors,
 ) -> Option<Class> {
     let present: Vec<Class> = Class::all()
@@ -325,7 +321,7 @@ fn one_class(
         }
         [class] => Some(*class),
         _ => {
-            let written = parse::classes_in_order(raw_attrs);
+            let written: Vec<(Class, Span)> = attrs.classes_in_order().collect();
             let first = written.first().map_or(present[0], |&(class, _)| class);
             let mut reported = false;
             for &(class, span) in written.iter().skip(1) {
