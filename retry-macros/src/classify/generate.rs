@@ -12,7 +12,6 @@ use syn::spanned::Spanned;
 use syn::{Generics, Member, Type, WherePredicate};
 
 use super::hint::{self, Hint};
-use super::parse::Class;
 use super::validate::{Answer, Body, Case, Derive, FieldRef};
 
 pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
@@ -36,7 +35,7 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
     } else {
         let classify = shape.every(cases, |case| match &case.answer {
             Answer::Own { class, .. } => {
-                let class = class_ident(*class);
+                let class = Ident::new(class.variant, Span::call_site());
                 Arm::plain(quote!(#private::ErrorClass::#class))
             }
             Answer::Transparent(field) => forward(&private, field, "classify"),
@@ -205,18 +204,6 @@ impl Shape {
         });
         quote!(#path { #(#fields,)* .. })
     }
-}
-
-fn class_ident(class: Class) -> Ident {
-    let name = match class {
-        Class::Transient => "Transient",
-        Class::RateLimited => "RateLimited",
-        Class::Invalid => "Invalid",
-        // Validation turns `transparent` into `Answer::Transparent`; were one
-        // to slip through, `Fatal` is the answer that never retries.
-        Class::Fatal | Class::Transparent => "Fatal",
-    };
-    Ident::new(name, Span::call_site())
 }
 
 /// A transparent case's arm: the same method on the inner error, spanned on

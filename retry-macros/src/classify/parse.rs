@@ -3,8 +3,9 @@
 //! One receiver serves the type, its variants and its fields, so a key in the
 //! wrong place gets a message saying where it belongs instead of a bare
 //! "unknown field"; [`super::validate`] decides what each position accepts.
+use darling::ast::NestedMeta;
 use darling::{FromAttributes, FromMeta};
-use proc_macro2::{Span, TokenTree};
+use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, Meta};
 
@@ -13,39 +14,66 @@ use crate::common::CratePath;
 /// The attribute's name.
 pub(crate) const ATTR: &str = "classify";
 
-/// The error classes, in the order the messages list them.
-pub(crate) const CLASSES: [Class; 5] = [
-    Class::Transient,
-    Class::RateLimited,
-    Class::Invalid,
-    Class::Fatal,
-    Class::Transparent,
+/// One of the runtime's error classes: the key `#[classify(...)]` spells it
+/// with, and the `ErrorClass` variant the impl returns for it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ErrorClassKey {
+    pub(crate) key: &'static str,
+    pub(crate) variant: &'static str,
+}
+
+/// The runtime's error classes, as `ErrorClass::ALL` lists them
+/// (`tests/closed_lists.rs` ties the two).
+pub(crate) const ERROR_CLASSES: &[ErrorClassKey] = &[
+    ErrorClassKey {
+        key: "transient",
+        variant: "Transient",
+    },
+    ErrorClassKey {
+        key: "rate_limited",
+        variant: "RateLimited",
+    },
+    ErrorClassKey {
+        key: "invalid",
+        variant: "Invalid",
+    },
+    ErrorClassKey {
+        key: "fatal",
+        variant: "Fatal",
+    },
 ];
+
+/// The key of the one class whose server hint the retry loop reads: only
+/// its cases may mark a `retry_after` field.
+pub(crate) const HINTED: &str = "rate_limited";
 
 /// What one variant (or struct) says about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Class {
-    Transient,
-    RateLimited,
-    Invalid,
-    Fatal,
+    /// One of the runtime's classes.
+    Error(&'static ErrorClassKey),
     /// Ask the only field.
     Transparent,
 }
 
 impl Class {
+    /// Every class a case can say, in the order the messages list them.
+    pub(crate) fn all() -> impl Iterator<Item = Self> {
+        ERROR_CLASSES
+            .iter()
+            .map(Self::Error)
+            .chain([Self::Transparent])
+    }
+
     pub(crate) fn key(self) -> &'static str {
         match self {
-            Self::Transient => "transient",
-            Self::RateLimited => "rate_limited",
-            Self::Invalid => "invalid",
-            Self::Fatal => "fatal",
+            Self::Error(class) => class.key,
             Self::Transparent => "transparent",
         }
     }
 
     fn from_key(key: &str) -> Option<Self> {
-        CLASSES.into_iter().find(|class| class.key() == key)
+        Self::all().find(|class| class.key() == key)
     }
 }
 
@@ -53,16 +81,17 @@ impl Class {
 #[derive(Debug, Default, FromAttributes)]
 #[darling(attributes(classify))]
 pub(crate) struct Attrs {
-    pub(crate) transient: Word,
-    pub(crate) rate_limited: Word,
-    pub(crate) invalid: Word,
-    pub(crate) fatal: Word,
-    pub(crate) transparent: Word,
+    /// The class words: every key not named below.
+    #[darling(flatten)]
+    pub(crate) classes: ClassWords,
     pub(crate) hint: Option<HintValue>,
     pub(crate) retry_after: Word,
     #[darling(rename = "crate")]
     pub(crate) krate: Option<CratePathKey>,
 }
+
+/// The keys of [`Attrs`] other than the classes, as darling names them.
+const OTHER_KEYS: [&str; 3] = ["hint", "retry_after", "crate"];
 
 impl Attrs {
     /// Reads every `#[classify(...)]` in `attrs`. A word other libraries
@@ -78,18 +107,74 @@ impl Attrs {
     }
 
     pub(crate) fn word(&self, class: Class) -> Word {
-        match class {
-            Class::Transient => self.transient,
-            Class::RateLimited => self.rate_limited,
-            Class::Invalid => self.invalid,
-            Class::Fatal => self.fatal,
-            Class::Transparent => self.transparent,
+        self.classes
+            .0
+            .iter()
+            .find(|(known, _)| *known == class)
+            .map_or_else(Word::default, |(_, word)| *word)
+    }
+
+    /// The class words in the order they were written, across every
+    /// `#[classify(...)]` on one item, each with its key's span: "two
+    /// classes" is reported on the second one written.
+    pub(crate) fn classes_in_order(&self) -> impl Iterator<Item = (Class, Span)> + '_ {
+        self.classes
+            .0
+            .iter()
+            .filter_map(|(class, word)| word.key.map(|key| (*class, key)))
+    }
+}
+
+/// The class words of one item, in the order written: what darling hands
+/// the flattened field, read the way it reads a named field (a duplicate is
+/// an error, an unknown key suggests the closest of every key).
+#[derive(Debug, Default)]
+pub(crate) struct ClassWords(Vec<(Class, Word)>);
+
+impl FromMeta for ClassWords {
+    fn from_list(items: &[NestedMeta]) -> darling::Result<Self> {
+        let mut errors = darling::Error::accumulator();
+        let mut words = Vec::new();
+        for item in items {
+            let path = match item {
+                NestedMeta::Meta(meta) => meta.path(),
+                NestedMeta::NameValueInvalidExpr(pair) => &pair.path,
+                NestedMeta::Lit(lit) => {
+                    errors.push(darling::Error::unsupported_format("literal").with_span(lit));
+                    continue;
+                }
+            };
+            let name = darling::util::path_to_string(path);
+            let Some(class) = Class::from_key(&name) else {
+                let keys: Vec<&str> = Class::all().map(Class::key).collect();
+                errors.push(darling::Error::unknown_field_with_alts(&name, &keys).with_span(item));
+                continue;
+            };
+            if words.iter().any(|(known, _)| *known == class) {
+                errors.push(darling::Error::duplicate_field(&name).with_span(item));
+                continue;
+            }
+            let word = match item {
+                NestedMeta::Meta(meta) => Word::from_meta(meta),
+                NestedMeta::NameValueInvalidExpr(pair) => Word::from_invalid_expr(pair),
+                NestedMeta::Lit(_) => continue,
+            };
+            if let Some(word) = errors.handle(word.map_err(|e| e.with_span(item).at(&name))) {
+                words.push((class, word));
+            }
         }
+        errors.finish_with(Self(words))
     }
 }
 
 /// The keys, as an error lists them.
-const KEYS: &str = "transient, rate_limited, invalid, fatal, transparent, hint, retry_after, crate";
+fn keys() -> String {
+    Class::all()
+        .map(Class::key)
+        .chain(OTHER_KEYS)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// Words other error and retry libraries use, each with what means it here
 /// and how to write that.
@@ -242,7 +327,8 @@ fn without_other_words(
                     };
                     errors.push(
                         darling::Error::custom(format!(
-                            "unknown key `{ident}`; {why}: write {write}; the keys are: {KEYS}"
+                            "unknown key `{ident}`; {why}: write {write}; the keys are: {}",
+                            keys()
                         ))
                         .with_span(ident),
                     );
@@ -328,39 +414,27 @@ impl FromMeta for CratePathKey {
     }
 }
 
-/// The class words in the order they were written, across every
-/// `#[classify(...)]` on one item. Darling's receiver does not keep the
-/// order, and "two classes" is reported on the second one written.
-pub(crate) fn classes_in_order(attrs: &[Attribute]) -> Vec<(Class, Span)> {
-    let mut found = Vec::new();
-    for attr in attrs {
-        let Meta::List(list) = &attr.meta else {
-            continue;
-        };
-        if !list.path.is_ident(ATTR) {
-            continue;
-        }
-        let mut at_key = true;
-        for token in list.tokens.clone() {
-            match &token {
-                TokenTree::Punct(punct) if punct.as_char() == ',' => at_key = true,
-                TokenTree::Ident(ident) if at_key => {
-                    if let Some(class) = Class::from_key(&ident.to_string()) {
-                        found.push((class, ident.span()));
-                    }
-                    at_key = false;
-                }
-                _ => at_key = false,
-            }
-        }
-    }
-    found
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use syn::parse_quote;
+
+    /// The derive's classes are the runtime's (a dev-dependency here), in
+    /// `ErrorClass::ALL`'s order, spelled as `as_str` spells them.
+    #[test]
+    fn the_classes_are_the_runtimes() {
+        let ours: Vec<(&str, &str)> = ERROR_CLASSES
+            .iter()
+            .map(|class| (class.key, class.variant))
+            .collect();
+        let runtime: Vec<(&str, String)> = tenacious::ErrorClass::ALL
+            .iter()
+            .map(|class| (class.as_str(), format!("{class:?}")))
+            .collect();
+        let runtime: Vec<(&str, &str)> =
+            runtime.iter().map(|(key, v)| (*key, v.as_str())).collect();
+        assert_eq!(ours, runtime);
+    }
 
     #[test]
     fn reads_every_key() {
@@ -369,8 +443,13 @@ mod tests {
             parse_quote!(#[classify(retry_after, crate = my::facade)]),
         ];
         let read = Attrs::read(&attrs).unwrap();
-        assert!(read.rate_limited.is_present());
-        assert!(!read.transient.is_present());
+        let rate_limited = Class::from_key("rate_limited").unwrap();
+        assert!(read.word(rate_limited).is_present());
+        assert!(
+            !read
+                .word(Class::from_key("transient").unwrap())
+                .is_present()
+        );
         assert!(read.retry_after.is_present());
         assert!(read.hint.is_some());
         assert!(read.krate.is_some());
@@ -380,8 +459,9 @@ mod tests {
     fn a_value_on_a_word_is_kept_for_validation() {
         let attrs: Vec<Attribute> = vec![parse_quote!(#[classify(transient = 1)])];
         let read = Attrs::read(&attrs).unwrap();
-        assert!(read.transient.is_present());
-        assert!(read.transient.stray_value.is_some());
+        let transient = read.word(Class::from_key("transient").unwrap());
+        assert!(transient.is_present());
+        assert!(transient.stray_value.is_some());
     }
 
     #[test]
@@ -426,10 +506,8 @@ mod tests {
             parse_quote!(#[classify(fatal, hint = "transient")]),
             parse_quote!(#[classify(transient)]),
         ];
-        let order: Vec<Class> = classes_in_order(&attrs)
-            .into_iter()
-            .map(|(c, _)| c)
-            .collect();
-        assert_eq!(order, [Class::Fatal, Class::Transient]);
+        let read = Attrs::read(&attrs).unwrap();
+        let keys: Vec<&str> = read.classes_in_order().map(|(c, _)| c.key()).collect();
+        assert_eq!(keys, ["fatal", "transient"]);
     }
 }

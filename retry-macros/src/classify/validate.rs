@@ -6,8 +6,11 @@ use proc_macro2::Span;
 use syn::{Data, DeriveInput, Expr, ExprLit, Fields, Ident, Lit, Member, Type};
 
 use super::hint::{self, Hint};
-use super::parse::{self, Attrs, CLASSES, Class, Word};
-use crate::common::CratePath;
+use super::parse::{self, Attrs, Class, ErrorClassKey, Word};
+use crate::common::{CratePath, or_list};
+
+/// Every darling error found so far.
+type Errors = crate::common::Errors<Error>;
 
 /// A derive input that passed every check.
 #[derive(Debug)]
@@ -34,7 +37,7 @@ pub(crate) struct Case<'a> {
 pub(crate) enum Answer<'a> {
     /// The case answers for itself.
     Own {
-        class: Class,
+        class: &'static ErrorClassKey,
         retry_after: Option<FieldRef<'a>>,
         hint: Option<Hint>,
     },
@@ -95,11 +98,9 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
             if let Some(attrs) = &attrs {
                 reject_class_keys(attrs, &input.ident, &mut errors);
             }
-            let enum_has_class = attrs.as_ref().is_some_and(|attrs| {
-                CLASSES
-                    .into_iter()
-                    .any(|class| attrs.word(class).is_present())
-            });
+            let enum_has_class = attrs
+                .as_ref()
+                .is_some_and(|attrs| Class::all().any(|class| attrs.word(class).is_present()));
             let cases = data
                 .variants
                 .iter()
@@ -118,7 +119,6 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
                         &variant.ident,
                         Position::Variant { enum_has_class },
                         &attrs,
-                        &variant.attrs,
                         &variant.fields,
                         &mut errors,
                     )
@@ -131,7 +131,6 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
                 &input.ident,
                 Position::Struct,
                 attrs,
-                &input.attrs,
                 &data.fields,
                 &mut errors,
             )
@@ -157,7 +156,7 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
 /// An enum's own attribute only chooses the crate: classes and hints are
 /// per variant, so the enum cannot silently classify variants nobody looked at.
 fn reject_class_keys(attrs: &Attrs, name: &Ident, errors: &mut Errors) {
-    for class in CLASSES {
+    for class in Class::all() {
         if let Some(key) = attrs.word(class).key {
             errors.push(
                 Error::custom(format!(
@@ -194,19 +193,18 @@ fn case<'a>(
     name: &'a Ident,
     position: Position,
     attrs: &Attrs,
-    raw_attrs: &[syn::Attribute],
     fields: &'a Fields,
     errors: &mut Errors,
 ) -> Option<Case<'a>> {
     let before = errors.len();
-    for class in CLASSES {
+    for class in Class::all() {
         reject_value(attrs.word(class), class.key(), errors);
     }
     if let Some(key) = attrs.retry_after.key {
         errors.push(retry_after_not_on_field(key));
     }
 
-    let class = one_class(name, position, attrs, raw_attrs, errors);
+    let class = one_class(name, position, attrs, errors);
     let hint = attrs.hint.as_ref().and_then(|value| match &value.0 {
         Expr::Lit(ExprLit {
             lit: Lit::Str(lit), ..
@@ -235,7 +233,10 @@ fn case<'a>(
                     .with_span(&value.0),
                 );
             }
-            let key = attrs.transparent.key.unwrap_or_else(Span::call_site);
+            let key = attrs
+                .word(Class::Transparent)
+                .key
+                .unwrap_or_else(Span::call_site);
             if let Some(field) = &retry_after {
                 errors.push(retry_after_wrong_class(name, Class::Transparent, field.1));
             }
@@ -261,10 +262,10 @@ fn case<'a>(
                 }
             }
         }
-        class => {
+        Class::Error(class) => {
             let retry_after = match retry_after {
-                Some((_, key)) if class != Class::RateLimited => {
-                    errors.push(retry_after_wrong_class(name, class, key));
+                Some((_, key)) if class.key != parse::HINTED => {
+                    errors.push(retry_after_wrong_class(name, Class::Error(class), key));
                     None
                 }
                 other => other.map(|(field, _)| field),
@@ -295,11 +296,9 @@ fn one_class(
     name: &Ident,
     position: Position,
     attrs: &Attrs,
-    raw_attrs: &[syn::Attribute],
     errors: &mut Errors,
 ) -> Option<Class> {
-    let present: Vec<Class> = CLASSES
-        .into_iter()
+    let present: Vec<Class> = Class::all()
         .filter(|class| attrs.word(*class).is_present())
         .collect();
     match present.as_slice() {
@@ -313,9 +312,8 @@ fn one_class(
             };
             errors.push(
                 Error::custom(format!(
-                    "{what} `{name}` has no error class; add one of `#[classify(transient)]`, \
-                     `#[classify(rate_limited)]`, `#[classify(invalid)]`, `#[classify(fatal)]` \
-                     or `#[classify(transparent)]` {place}"
+                    "{what} `{name}` has no error class; add one of {} {place}",
+                    or_list(Class::all().map(|class| format!("`#[classify({})]`", class.key())))
                 ))
                 .with_span(name),
             );
@@ -323,7 +321,7 @@ fn one_class(
         }
         [class] => Some(*class),
         _ => {
-            let written = parse::classes_in_order(raw_attrs);
+            let written: Vec<(Class, Span)> = attrs.classes_in_order().collect();
             let first = written.first().map_or(present[0], |&(class, _)| class);
             let mut reported = false;
             for &(class, span) in written.iter().skip(1) {
@@ -364,7 +362,7 @@ fn retry_after_field<'a>(fields: &'a Fields, errors: &mut Errors) -> Option<(Fie
             continue;
         };
         let place = "goes on the variant or struct, not on a field";
-        for class in CLASSES {
+        for class in Class::all() {
             if let Some(key) = attrs.word(class).key {
                 errors.push(Error::custom(format!("`{}` {place}", class.key())).with_span(&key));
             }
@@ -409,33 +407,6 @@ fn retry_after_wrong_class(name: &Ident, class: Class, key: Span) -> Error {
         class.key()
     ))
     .with_span(&key)
-}
-
-/// Every error found so far. Darling's `Accumulator` cannot say whether a
-/// step added one, which [`case`] needs to know.
-#[derive(Default)]
-struct Errors(Vec<Error>);
-
-impl Errors {
-    fn push(&mut self, error: Error) {
-        self.0.push(error);
-    }
-
-    fn handle<T>(&mut self, result: darling::Result<T>) -> Option<T> {
-        result.map_err(|error| self.push(error)).ok()
-    }
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn finish(self) -> darling::Result<()> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::multiple(self.0))
-        }
-    }
 }
 
 fn describe(member: &Member) -> String {

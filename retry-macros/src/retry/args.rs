@@ -3,147 +3,279 @@
 //! Each value is parsed as an expression first, so one bad value does not
 //! hide the keys after it; then each key reads its expression and reports a
 //! mistake on the exact tokens, saying what to write instead.
+//!
+//! Every closed list is one table here: the keys ([`KEYS`]: name, example,
+//! reader), and the values of `jitter`, `nested` and `on`, each with the name
+//! of the runtime's item the expansion writes for it. `tests/closed_lists.rs`
+//! (in the facade) ties each value table to the runtime's own list.
 use proc_macro2::TokenStream;
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, ExprPath, Ident, Lit, LitStr, Token};
 
-use super::Errors;
 use super::duration;
+use crate::common::{self, Errors, or_list, ungroup};
+
+/// One key: its name, what it looks like written correctly, and how its
+/// value is read into [`Args`].
+struct Key {
+    name: &'static str,
+    example: &'static str,
+    read: fn(&mut Args, &Ident, Expr, &mut Errors),
+}
 
 /// The keys, in the order the documentation lists them.
-const KEYS: &[&str] = &[
-    "max",
-    "base",
-    "cap",
-    "jitter",
-    "on",
-    "when",
-    "max_retry_after",
-    "timeout",
-    "deadline",
-    "budget",
-    "key",
-    "nested",
-    "notify",
-    "stats",
-    "crate",
+const KEYS: &[Key] = &[
+    Key {
+        name: "max",
+        example: "max = 3",
+        read: |args, _, value, errors| args.max = max(&value, errors),
+    },
+    Key {
+        name: "base",
+        example: "base = \"200ms\"",
+        read: |args, key, value, errors| args.base = duration_arg(key, &value, errors),
+    },
+    Key {
+        name: "cap",
+        example: "cap = \"20s\"",
+        read: |args, key, value, errors| args.cap = duration_arg(key, &value, errors),
+    },
+    Key {
+        name: "jitter",
+        example: "jitter = \"full\"",
+        read: |args, _, value, errors| args.jitter = jitter(&value, errors),
+    },
+    Key {
+        name: "on",
+        example: "on = Transient | RateLimited",
+        read: |args, _, value, errors| args.on = on(&value, errors),
+    },
+    Key {
+        name: "when",
+        example: "when = is_retryable",
+        read: |args, _, value, errors| args.when = fn_path("when", &value, errors),
+    },
+    Key {
+        name: "max_retry_after",
+        example: "max_retry_after = \"120s\"",
+        read: |args, key, value, errors| args.max_retry_after = duration_arg(key, &value, errors),
+    },
+    Key {
+        name: "timeout",
+        example: "timeout = \"10s\"",
+        read: |args, key, value, errors| args.timeout = duration_arg(key, &value, errors),
+    },
+    Key {
+        name: "deadline",
+        example: "deadline = \"60s\"",
+        read: |args, key, value, errors| args.deadline = duration_arg(key, &value, errors),
+    },
+    Key {
+        name: "budget",
+        example: "budget = RETRY_BUDGET",
+        read: |args, _, value, errors| args.budget = budget_path(&value, errors),
+    },
+    Key {
+        name: "key",
+        example: "key = order.id",
+        read: |args, _, value, _| args.key = Some(value),
+    },
+    Key {
+        name: "nested",
+        example: "nested = \"retry\"",
+        read: |args, _, value, errors| args.nested = nested(&value, errors),
+    },
+    Key {
+        name: "notify",
+        example: "notify = log_retry",
+        read: |args, _, value, errors| args.notify = fn_path("notify", &value, errors),
+    },
+    Key {
+        name: "stats",
+        example: "stats = false",
+        read: |args, _, value, errors| args.stats = stats(&value, errors),
+    },
+    Key {
+        name: "crate",
+        example: "crate = ::tenacious",
+        read: |args, _, value, errors| args.krate = errors.handle(common::crate_path(&value)),
+    },
 ];
 
-/// Keys other retry libraries use, mapped to ours with a word on the difference.
-const ALIASES: &[(&str, &str, &str)] = &[
+fn key_names() -> impl Iterator<Item = &'static str> {
+    KEYS.iter().map(|key| key.name)
+}
+
+/// Keys other retry libraries use, each group mapped to ours with a word on
+/// the difference.
+const ALIASES: &[(&[&str], &str, &str)] = &[
     (
-        "retries",
+        &["retries"],
         "max",
         "`max` counts every attempt, the first included: `retries = 2` is `max = 3`",
     ),
     (
-        "max_retries",
+        &["max_retries"],
         "max",
         "`max` counts every attempt, the first included: `max_retries = 2` is `max = 3`",
     ),
     (
-        "attempts",
+        &["attempts", "max_attempts", "tries"],
         "max",
         "`max` counts every attempt, the first included",
     ),
     (
-        "max_attempts",
-        "max",
-        "`max` counts every attempt, the first included",
-    ),
-    (
-        "tries",
-        "max",
-        "`max` counts every attempt, the first included",
-    ),
-    ("delay", "base", "`base` is the first backoff ceiling"),
-    ("backoff", "base", "`base` is the first backoff ceiling"),
-    (
-        "initial_delay",
+        &["delay", "backoff", "initial_delay", "min_delay"],
         "base",
         "`base` is the first backoff ceiling",
     ),
-    ("min_delay", "base", "`base` is the first backoff ceiling"),
-    ("max_delay", "cap", "`cap` is the ceiling of any backoff"),
-    ("max_backoff", "cap", "`cap` is the ceiling of any backoff"),
-    ("retry_on", "on", "`on` lists the retried classes"),
-    ("classes", "on", "`on` lists the retried classes"),
     (
-        "retry_if",
+        &["max_delay", "max_backoff"],
+        "cap",
+        "`cap` is the ceiling of any backoff",
+    ),
+    (
+        &["retry_on", "classes"],
+        "on",
+        "`on` lists the retried classes",
+    ),
+    (
+        &["retry_if", "predicate", "filter"],
         "when",
         "`when` is an extra predicate, AND-ed with `on`",
     ),
     (
-        "predicate",
-        "when",
-        "`when` is an extra predicate, AND-ed with `on`",
+        &["on_retry", "callback"],
+        "notify",
+        "`notify` is called before each sleep",
     ),
     (
-        "filter",
-        "when",
-        "`when` is an extra predicate, AND-ed with `on`",
-    ),
-    ("on_retry", "notify", "`notify` is called before each sleep"),
-    ("callback", "notify", "`notify` is called before each sleep"),
-    (
-        "krate",
+        &["krate"],
         "crate",
         "`crate` is the path to the `tenacious` crate",
     ),
     (
-        "attempt_timeout",
+        &["attempt_timeout", "per_attempt_timeout"],
         "timeout",
         "`timeout` bounds each attempt",
     ),
     (
-        "per_attempt_timeout",
-        "timeout",
-        "`timeout` bounds each attempt",
-    ),
-    (
-        "total_timeout",
+        &["total_timeout", "max_elapsed", "max_elapsed_time"],
         "deadline",
         "`deadline` bounds the whole call, attempts and sleeps",
     ),
     (
-        "max_elapsed",
-        "deadline",
-        "`deadline` bounds the whole call, attempts and sleeps",
-    ),
-    (
-        "max_elapsed_time",
-        "deadline",
-        "`deadline` bounds the whole call, attempts and sleeps",
-    ),
-    (
-        "retry_budget",
+        &["retry_budget"],
         "budget",
         "`budget` names a shared `static RetryBudget`",
     ),
     (
-        "idempotency_key",
+        &["idempotency_key"],
         "key",
         "`key` names the call's idempotency key from its arguments",
     ),
 ];
 
-/// The values `nested` takes.
-const NESTED: &[&str] = &["once", "retry"];
+/// One value of a closed list: as the attribute spells it, and the name of
+/// the runtime's item the expansion writes for it (a variant of `Jitter` or
+/// `Nested`, a constant of `RetryOn`).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Value {
+    pub(super) text: &'static str,
+    pub(super) runtime: &'static str,
+}
 
-/// The jitter strategies, as written in the attribute.
-const JITTERS: &[&str] = &["full", "equal", "decorrelated", "none"];
+/// The jitter strategies: `jitter = "full"` is `Jitter::Full`.
+const JITTERS: &[Value] = &[
+    Value {
+        text: "full",
+        runtime: "Full",
+    },
+    Value {
+        text: "equal",
+        runtime: "Equal",
+    },
+    Value {
+        text: "decorrelated",
+        runtime: "Decorrelated",
+    },
+    Value {
+        text: "none",
+        runtime: "None",
+    },
+];
 
-/// The classes `on` accepts.
-const RETRIED_CLASSES: &[&str] = &["Transient", "RateLimited"];
+/// The values `nested` takes (`nested = "once"` is `Nested::Once`), each
+/// with what it means.
+const NESTED: &[(Value, &str)] = &[
+    (
+        Value {
+            text: "once",
+            runtime: "Once",
+        },
+        "the default: one attempt inside another retried call",
+    ),
+    (
+        Value {
+            text: "retry",
+            runtime: "Retry",
+        },
+        "retry as configured even there",
+    ),
+];
 
-/// How the backoff ceiling is randomised; mirrors `tenacious::Jitter`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum JitterKind {
-    Full,
-    Equal,
-    Decorrelated,
-    None,
+/// The classes `on` accepts: `on = Transient` is `RetryOn::TRANSIENT`.
+pub(super) const RETRIED_CLASSES: &[Value] = &[
+    Value {
+        text: "Transient",
+        runtime: "TRANSIENT",
+    },
+    Value {
+        text: "RateLimited",
+        runtime: "RATE_LIMITED",
+    },
+];
+
+/// The classes `on` rejects, each with why and what to do instead.
+const NEVER_RETRIED: &[(&str, &str)] = &[
+    (
+        "Invalid",
+        "`Invalid` errors are never retried: the same request fails the same way; \
+         return the error so the caller (or the model) can fix the input, or \
+         classify the variant `transient` if a retry can succeed (`when` can only \
+         narrow `on`, not widen it)",
+    ),
+    (
+        "Fatal",
+        "`Fatal` errors are never retried: a human must fix the cause; classify \
+         the variant `transient` if a retry can succeed (`when` can only narrow \
+         `on`, not widen it)",
+    ),
+];
+
+/// Every class name, retried or not, as `on` spells them.
+fn class_names() -> impl Iterator<Item = &'static str> {
+    RETRIED_CLASSES
+        .iter()
+        .map(|class| class.text)
+        .chain(NEVER_RETRIED.iter().map(|(name, _)| *name))
+}
+
+/// What `on` takes, each form written by `write`: every retried class
+/// alone, then all of them joined by `|`.
+fn on_forms(write: impl Fn(&str) -> String) -> String {
+    let all = RETRIED_CLASSES
+        .iter()
+        .map(|class| class.text)
+        .collect::<Vec<_>>()
+        .join(" | ");
+    or_list(
+        RETRIED_CLASSES
+            .iter()
+            .map(|class| write(class.text))
+            .chain([write(&all)]),
+    )
 }
 
 /// A duration setting: its value, the literal it came from and its key.
@@ -152,13 +284,6 @@ pub(super) struct DurationArg {
     pub(super) nanos: u64,
     pub(super) lit: LitStr,
     pub(super) key: Ident,
-}
-
-/// What a call does inside another retried call; mirrors `tenacious::Nested`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum NestedKind {
-    Once,
-    Retry,
 }
 
 /// What `stats` says about the fn's statistics record.
@@ -170,13 +295,6 @@ pub(super) enum StatsArg {
     Default,
     /// `stats = "name"`: a record named `name`.
     Named(LitStr),
-}
-
-/// The classes `on` retries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct RetryOn {
-    pub(super) transient: bool,
-    pub(super) rate_limited: bool,
 }
 
 /// The settings of one `#[retry(...)]`; `None` means the runtime default.
@@ -191,9 +309,10 @@ pub(super) struct Args {
     pub(super) budget: Option<ExprPath>,
     /// `key = EXPR`: the call's idempotency key, from its arguments.
     pub(super) key: Option<Expr>,
-    pub(super) nested: Option<NestedKind>,
-    pub(super) jitter: Option<JitterKind>,
-    pub(super) on: Option<RetryOn>,
+    pub(super) nested: Option<&'static Value>,
+    pub(super) jitter: Option<&'static Value>,
+    /// The retried classes, in [`RETRIED_CLASSES`]' order, each once.
+    pub(super) on: Option<Vec<&'static Value>>,
     pub(super) when: Option<ExprPath>,
     pub(super) notify: Option<ExprPath>,
     pub(super) stats: Option<StatsArg>,
@@ -224,7 +343,7 @@ pub(super) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
         let name = key.unraw().to_string();
         let stray_class = in_on_list && value.is_none() && is_class(&name);
         in_on_list = name == "on" || stray_class;
-        if !KEYS.contains(&name.as_str()) {
+        let Some(spec) = KEYS.iter().find(|spec| spec.name == name) else {
             if stray_class {
                 // `on = Transient, RateLimited`: the comma ended `on`.
                 errors.at(&key, comma_in_on(&name));
@@ -232,7 +351,7 @@ pub(super) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
                 errors.at(&key, unknown_key(&name));
             }
             continue;
-        }
+        };
         if seen.contains(&name) {
             errors.at(
                 &key,
@@ -244,28 +363,11 @@ pub(super) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
         let Some(value) = value else {
             errors.at(
                 &key,
-                format_args!("`{name}` needs a value: `{}`", example(&name)),
+                format_args!("`{name}` needs a value: `{}`", spec.example),
             );
             continue;
         };
-        match name.as_str() {
-            "max" => args.max = max(&value, errors),
-            "base" => args.base = duration_arg(&key, &value, errors),
-            "cap" => args.cap = duration_arg(&key, &value, errors),
-            "max_retry_after" => args.max_retry_after = duration_arg(&key, &value, errors),
-            "timeout" => args.timeout = duration_arg(&key, &value, errors),
-            "deadline" => args.deadline = duration_arg(&key, &value, errors),
-            "budget" => args.budget = budget_path(&value, errors),
-            "key" => args.key = Some(value),
-            "nested" => args.nested = nested(&value, errors),
-            "jitter" => args.jitter = jitter(&value, errors),
-            "on" => args.on = on(&value, errors),
-            "when" => args.when = fn_path("when", &value, errors),
-            "notify" => args.notify = fn_path("notify", &value, errors),
-            "stats" => args.stats = stats(&value, errors),
-            "crate" => args.krate = crate_path(&value, errors),
-            _ => unreachable!("every key in KEYS is handled"),
-        }
+        (spec.read)(&mut args, &key, value, errors);
     }
     args
 }
@@ -303,46 +405,39 @@ fn parse_raw(input: ParseStream<'_>) -> syn::Result<Vec<RawArg>> {
 
 /// What a key looks like when written correctly.
 fn example(key: &str) -> &'static str {
-    match key {
-        "max" => "max = 3",
-        "base" => "base = \"200ms\"",
-        "cap" => "cap = \"20s\"",
-        "jitter" => "jitter = \"full\"",
-        "on" => "on = Transient | RateLimited",
-        "when" => "when = is_retryable",
-        "max_retry_after" => "max_retry_after = \"120s\"",
-        "timeout" => "timeout = \"10s\"",
-        "deadline" => "deadline = \"60s\"",
-        "budget" => "budget = RETRY_BUDGET",
-        "key" => "key = order.id",
-        "nested" => "nested = \"retry\"",
-        "notify" => "notify = log_retry",
-        "stats" => "stats = false",
-        "crate" => "crate = ::tenacious",
-        _ => "key = value",
-    }
+    KEYS.iter()
+        .find(|spec| spec.name == key)
+        .map_or("key = value", |spec| spec.example)
 }
 
 /// Whether `word` is (or is a likely typo of) an error class, as `on` lists them.
 fn is_class(word: &str) -> bool {
-    closest(word, &["Transient", "RateLimited", "Invalid", "Fatal"]).is_some()
+    closest(word, class_names()).is_some()
 }
 
 fn comma_in_on(name: &str) -> String {
+    let all = RETRIED_CLASSES
+        .iter()
+        .map(|class| class.text)
+        .collect::<Vec<_>>()
+        .join(" | ");
     format!(
-        "classes in `on` are joined with `|`, not `,`: write `on = Transient | RateLimited`; \
+        "classes in `on` are joined with `|`, not `,`: write `on = {all}`; \
          after a comma `{name}` reads as a key"
     )
 }
 
 fn unknown_key(name: &str) -> String {
-    let listed = KEYS.join(", ");
-    if let Some((_, key, why)) = ALIASES.iter().find(|(alias, _, _)| *alias == name) {
+    let listed = key_names().collect::<Vec<_>>().join(", ");
+    if let Some((_, key, why)) = ALIASES
+        .iter()
+        .find(|(aliases, _, _)| aliases.contains(&name))
+    {
         return format!(
             "unknown key `{name}`; did you mean `{key}`? ({why}); the keys are: {listed}"
         );
     }
-    match closest(name, KEYS) {
+    match closest(name, key_names()) {
         Some(key) => format!("unknown key `{name}`; did you mean `{key}`? the keys are: {listed}"),
         None => format!("unknown key `{name}`; the keys are: {listed}"),
     }
@@ -351,7 +446,10 @@ fn unknown_key(name: &str) -> String {
 /// The candidate `word` is most likely a typo of, if any is close enough.
 ///
 /// Case and `_` are ignored, so `rate_limited` finds `RateLimited`.
-pub(super) fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub(super) fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let fold = |s: &str| -> Vec<char> {
         s.chars()
             .filter(|c| *c != '_')
@@ -360,8 +458,8 @@ pub(super) fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str>
     };
     let word = fold(word);
     candidates
-        .iter()
-        .map(|candidate| (edit_distance(&word, &fold(candidate)), *candidate))
+        .into_iter()
+        .map(|candidate| (edit_distance(&word, &fold(candidate)), candidate))
         .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(1))
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, candidate)| candidate)
@@ -384,14 +482,6 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
         }
     }
     row[b.len()]
-}
-
-/// Strips the invisible groups `macro_rules!` wraps around `$e:expr`.
-fn ungroup(mut expr: &Expr) -> &Expr {
-    while let Expr::Group(group) = expr {
-        expr = &group.expr;
-    }
-    expr
 }
 
 fn max(value: &Expr, errors: &mut Errors) -> Option<u32> {
@@ -487,8 +577,16 @@ fn duration_arg(key: &Ident, value: &Expr, errors: &mut Errors) -> Option<Durati
     })
 }
 
-fn jitter(value: &Expr, errors: &mut Errors) -> Option<JitterKind> {
-    let expected = "expected one of \"full\", \"equal\", \"decorrelated\", \"none\"";
+fn jitter(value: &Expr, errors: &mut Errors) -> Option<&'static Value> {
+    let expected = format!(
+        "expected one of {}",
+        JITTERS
+            .iter()
+            .map(|jitter| format!("\"{}\"", jitter.text))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let texts = || JITTERS.iter().map(|jitter| jitter.text);
     let text = match ungroup(value) {
         Expr::Lit(syn::ExprLit {
             lit: Lit::Str(lit), ..
@@ -496,7 +594,7 @@ fn jitter(value: &Expr, errors: &mut Errors) -> Option<JitterKind> {
         Expr::Path(path) if path.path.get_ident().is_some() => {
             let ident = path.path.get_ident().map(ToString::to_string);
             let ident = ident.unwrap_or_default();
-            let suggestion = closest(&ident, JITTERS).unwrap_or("full");
+            let suggestion = closest(&ident, texts()).unwrap_or(JITTERS[0].text);
             errors.at(
                 value,
                 format_args!("`jitter` takes a string: `jitter = \"{suggestion}\"`"),
@@ -508,86 +606,56 @@ fn jitter(value: &Expr, errors: &mut Errors) -> Option<JitterKind> {
             return None;
         }
     };
-    match text.as_str() {
-        "full" => Some(JitterKind::Full),
-        "equal" => Some(JitterKind::Equal),
-        "decorrelated" => Some(JitterKind::Decorrelated),
-        "none" => Some(JitterKind::None),
-        other => {
-            let message = match closest(other, JITTERS) {
-                Some(guess) => {
-                    format!("unknown jitter \"{other}\"; did you mean \"{guess}\"? {expected}")
-                }
-                None => format!("unknown jitter \"{other}\"; {expected}"),
-            };
-            errors.at(value, message);
-            None
-        }
+    if let Some(jitter) = JITTERS.iter().find(|jitter| jitter.text == text) {
+        return Some(jitter);
     }
+    let message = match closest(&text, texts()) {
+        Some(guess) => format!("unknown jitter \"{text}\"; did you mean \"{guess}\"? {expected}"),
+        None => format!("unknown jitter \"{text}\"; {expected}"),
+    };
+    errors.at(value, message);
+    None
 }
 
-fn on(value: &Expr, errors: &mut Errors) -> Option<RetryOn> {
+fn on(value: &Expr, errors: &mut Errors) -> Option<Vec<&'static Value>> {
     let mut classes = Vec::new();
     collect_classes(value, &mut classes, errors)?;
-    let mut on = RetryOn {
-        transient: false,
-        rate_limited: false,
-    };
+    let mut on: Vec<&'static Value> = Vec::new();
     let mut ok = true;
     for path in classes {
         let Some(ident) = path.path.segments.last().map(|s| s.ident.to_string()) else {
             continue;
         };
-        let slot = match ident.as_str() {
-            "Transient" => &mut on.transient,
-            "RateLimited" => &mut on.rate_limited,
-            "Invalid" => {
-                errors.at(
-                    &path,
-                    "`Invalid` errors are never retried: the same request fails the same way; \
-                     return the error so the caller (or the model) can fix the input, or \
-                     classify the variant `transient` if a retry can succeed (`when` can only \
-                     narrow `on`, not widen it)",
-                );
-                ok = false;
+        let Some(class) = RETRIED_CLASSES.iter().find(|class| class.text == ident) else {
+            ok = false;
+            if let Some((_, why)) = NEVER_RETRIED.iter().find(|(name, _)| *name == ident) {
+                errors.at(&path, why);
                 continue;
             }
-            "Fatal" => {
-                errors.at(
-                    &path,
-                    "`Fatal` errors are never retried: a human must fix the cause; classify \
-                     the variant `transient` if a retry can succeed (`when` can only narrow \
-                     `on`, not widen it)",
-                );
-                ok = false;
-                continue;
-            }
-            other => {
-                let message =
-                    match closest(other, &["Transient", "RateLimited", "Invalid", "Fatal"]) {
-                        Some(guess) if RETRIED_CLASSES.contains(&guess) => format!(
-                            "unknown class `{other}` in `on`; did you mean `{guess}`? \
-                         `on` takes `Transient`, `RateLimited` or `Transient | RateLimited`"
-                        ),
-                        _ => format!(
-                            "unknown class `{other}` in `on`; \
-                         `on` takes `Transient`, `RateLimited` or `Transient | RateLimited`"
-                        ),
-                    };
-                errors.at(&path, message);
-                ok = false;
-                continue;
-            }
+            let takes = on_forms(|form| format!("`{form}`"));
+            let message = match closest(&ident, class_names()) {
+                Some(guess) if RETRIED_CLASSES.iter().any(|class| class.text == guess) => {
+                    format!(
+                        "unknown class `{ident}` in `on`; did you mean `{guess}`? `on` takes {takes}"
+                    )
+                }
+                _ => format!("unknown class `{ident}` in `on`; `on` takes {takes}"),
+            };
+            errors.at(&path, message);
+            continue;
         };
-        if *slot {
+        if on.contains(&class) {
             errors.at(
                 &path,
                 format_args!("`{ident}` is listed twice in `on`; list it once"),
             );
             ok = false;
+        } else {
+            on.push(class);
         }
-        *slot = true;
     }
+    // In the table's order, so the expansion does not depend on the user's.
+    on.sort_by_key(|class| RETRIED_CLASSES.iter().position(|known| known == *class));
     ok.then_some(on)
 }
 
@@ -606,8 +674,10 @@ fn collect_classes(value: &Expr, out: &mut Vec<ExprPath>, errors: &mut Errors) -
         other => {
             errors.at(
                 other,
-                "`on` takes error classes joined by `|`: `on = Transient`, `on = RateLimited` \
-                 or `on = Transient | RateLimited`",
+                format_args!(
+                    "`on` takes error classes joined by `|`: {}",
+                    on_forms(|form| format!("`on = {form}`"))
+                ),
             );
             None
         }
@@ -702,9 +772,15 @@ fn stats(value: &Expr, errors: &mut Errors) -> Option<StatsArg> {
     }
 }
 
-fn nested(value: &Expr, errors: &mut Errors) -> Option<NestedKind> {
-    let expected = "expected \"once\" (the default: one attempt inside another retried \
-                    call) or \"retry\" (retry as configured even there)";
+fn nested(value: &Expr, errors: &mut Errors) -> Option<&'static Value> {
+    let expected = format!(
+        "expected {}",
+        or_list(
+            NESTED
+                .iter()
+                .map(|(nested, about)| format!("\"{}\" ({about})", nested.text))
+        )
+    );
     let Expr::Lit(syn::ExprLit {
         lit: Lit::Str(lit), ..
     }) = ungroup(value)
@@ -712,52 +788,28 @@ fn nested(value: &Expr, errors: &mut Errors) -> Option<NestedKind> {
         errors.at(value, format_args!("`nested` takes a string; {expected}"));
         return None;
     };
-    match lit.value().as_str() {
-        "once" => Some(NestedKind::Once),
-        "retry" => Some(NestedKind::Retry),
-        other => {
-            let message = match closest(other, NESTED) {
-                Some(guess) => {
-                    format!(
-                        "unknown `nested` value \"{other}\"; did you mean \"{guess}\"? {expected}"
-                    )
-                }
-                None => format!("unknown `nested` value \"{other}\"; {expected}"),
-            };
-            errors.at(lit, message);
-            None
-        }
+    let text = lit.value();
+    if let Some((nested, _)) = NESTED.iter().find(|(nested, _)| nested.text == text) {
+        return Some(nested);
     }
-}
-
-fn crate_path(value: &Expr, errors: &mut Errors) -> Option<syn::Path> {
-    let message = "`crate` takes the path the `tenacious` crate is reachable at, \
-                   like `crate = ::tenacious` or `crate = my_facade::tenacious`";
-    match ungroup(value) {
-        Expr::Path(path) if path.qself.is_none() => Some(path.path.clone()),
-        // Quoted, as serde and tokio take it, and as `#[classify(crate = ...)]` does.
-        Expr::Lit(syn::ExprLit {
-            lit: Lit::Str(lit), ..
-        }) => match lit.parse::<syn::Path>() {
-            Ok(path) => Some(path),
-            Err(_) => {
-                errors.at(lit, message);
-                None
-            }
-        },
-        _ => {
-            errors.at(value, message);
-            None
+    let message = match closest(&text, NESTED.iter().map(|(nested, _)| nested.text)) {
+        Some(guess) => {
+            format!("unknown `nested` value \"{text}\"; did you mean \"{guess}\"? {expected}")
         }
-    }
+        None => format!("unknown `nested` value \"{text}\"; {expected}"),
+    };
+    errors.at(lit, message);
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use quote::quote;
 
-    use super::{JitterKind, NestedKind, StatsArg, closest, parse};
-    use crate::retry::Errors;
+    use super::{
+        Errors, JITTERS, KEYS, NESTED, NEVER_RETRIED, RETRIED_CLASSES, StatsArg, Value, closest,
+        example, parse,
+    };
 
     fn errors_for(tokens: proc_macro2::TokenStream) -> Vec<String> {
         let mut errors = Errors::default();
@@ -795,14 +847,17 @@ mod tests {
         assert_eq!(args.timeout.unwrap().nanos, 2_000_000_000);
         assert_eq!(args.deadline.unwrap().nanos, 60_000_000_000);
         assert!(args.budget.is_some());
-        assert_eq!(args.nested, Some(NestedKind::Retry));
+        assert_eq!(args.nested.map(|nested| nested.runtime), Some("Retry"));
         assert_eq!(args.max, Some(5));
         assert_eq!(args.base.unwrap().nanos, 1_500_000_000);
         assert_eq!(args.cap.unwrap().nanos, 60_000_000_000);
         assert_eq!(args.max_retry_after.unwrap().nanos, 30_000_000_000);
-        assert_eq!(args.jitter, Some(JitterKind::Decorrelated));
-        let on = args.on.unwrap();
-        assert!(!on.transient && on.rate_limited);
+        assert_eq!(
+            args.jitter.map(|jitter| jitter.runtime),
+            Some("Decorrelated")
+        );
+        let on: Vec<&str> = args.on.unwrap().iter().map(|class| class.runtime).collect();
+        assert_eq!(on, ["RATE_LIMITED"]);
         assert!(args.when.is_some() && args.notify.is_some() && args.krate.is_some());
     }
 
@@ -827,6 +882,104 @@ mod tests {
             let error = error.unwrap();
             assert!(error.contains("stats = false"), "{error}");
         }
+    }
+
+    #[test]
+    fn every_key_has_an_example_that_reads_cleanly() {
+        for key in KEYS {
+            assert_eq!(example(key.name), key.example);
+            let tokens: proc_macro2::TokenStream = key.example.parse().unwrap();
+            let mut errors = Errors::default();
+            parse(tokens, &mut errors);
+            assert!(errors.finish().is_ok(), "{}", key.example);
+        }
+    }
+
+    #[test]
+    fn every_value_of_a_closed_list_reads_as_itself() {
+        let values = JITTERS.iter().map(|jitter| ("jitter", jitter));
+        let values = values.chain(NESTED.iter().map(|(nested, _)| ("nested", nested)));
+        for (key, value) in values {
+            let key = syn::Ident::new(key, proc_macro2::Span::call_site());
+            let text = value.text;
+            let mut errors = Errors::default();
+            let args = parse(quote!(#key = #text), &mut errors);
+            assert!(errors.finish().is_ok(), "{key} = {text:?}");
+            let read: Option<&Value> = args.jitter.or(args.nested);
+            assert_eq!(read, Some(value));
+        }
+        let mut errors = Errors::default();
+        let args = parse(quote!(on = RateLimited | Transient), &mut errors);
+        assert!(errors.finish().is_ok());
+        let on: Vec<&str> = args.on.unwrap().iter().map(|class| class.runtime).collect();
+        assert_eq!(on, ["TRANSIENT", "RATE_LIMITED"], "in the table's order");
+    }
+
+    /// Each table against the runtime (a dev-dependency here): the same
+    /// values, spelled as the runtime's `as_str` spells them and named as
+    /// its variants are. The lists of the runtime's values go through an
+    /// exhaustive `match`, so a new variant stops this test compiling.
+    #[test]
+    fn the_value_tables_are_the_runtimes_values() {
+        use tenacious::{ErrorClass, Jitter, Nested};
+
+        fn table(values: &[&Value]) -> Vec<(String, String)> {
+            let mut values: Vec<_> = values
+                .iter()
+                .map(|value| (value.text.to_owned(), value.runtime.to_owned()))
+                .collect();
+            values.sort();
+            values
+        }
+        fn runtime<T: std::fmt::Debug + Copy>(
+            values: &[T],
+            as_str: fn(T) -> &'static str,
+        ) -> Vec<(String, String)> {
+            let mut values: Vec<_> = values
+                .iter()
+                .map(|value| (as_str(*value).to_owned(), format!("{value:?}")))
+                .collect();
+            values.sort();
+            values
+        }
+
+        let jitters = [
+            Jitter::None,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+        ];
+        for jitter in jitters {
+            match jitter {
+                Jitter::None | Jitter::Full | Jitter::Equal | Jitter::Decorrelated => {}
+            }
+        }
+        assert_eq!(
+            table(&JITTERS.iter().collect::<Vec<_>>()),
+            runtime(&jitters, Jitter::as_str)
+        );
+
+        let nested = [Nested::Once, Nested::Retry];
+        for value in nested {
+            match value {
+                Nested::Once | Nested::Retry => {}
+            }
+        }
+        assert_eq!(
+            table(&NESTED.iter().map(|(value, _)| value).collect::<Vec<_>>()),
+            runtime(&nested, Nested::as_str)
+        );
+
+        let (retried, never): (Vec<ErrorClass>, Vec<ErrorClass>) = ErrorClass::ALL
+            .into_iter()
+            .partition(|class| class.is_retryable());
+        let names = |classes: &[ErrorClass]| -> Vec<String> {
+            classes.iter().map(|class| format!("{class:?}")).collect()
+        };
+        let retried_texts: Vec<&str> = RETRIED_CLASSES.iter().map(|class| class.text).collect();
+        assert_eq!(retried_texts, names(&retried));
+        let never_texts: Vec<&str> = NEVER_RETRIED.iter().map(|(name, _)| *name).collect();
+        assert_eq!(never_texts, names(&never));
     }
 
     #[test]
@@ -910,15 +1063,10 @@ mod tests {
 
     #[test]
     fn class_names_are_matched_loosely_for_suggestions() {
-        assert_eq!(
-            closest("transient", &["Transient", "RateLimited"]),
-            Some("Transient")
-        );
-        assert_eq!(
-            closest("rate_limited", &["Transient", "RateLimited"]),
-            Some("RateLimited")
-        );
-        assert_eq!(closest("Timeout", &["Transient", "RateLimited"]), None);
+        let classes = ["Transient", "RateLimited"];
+        assert_eq!(closest("transient", classes), Some("Transient"));
+        assert_eq!(closest("rate_limited", classes), Some("RateLimited"));
+        assert_eq!(closest("Timeout", classes), None);
     }
 
     #[test]

@@ -13,15 +13,23 @@ use proc_macro2::{Delimiter, Group, Literal, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
+use syn::visit_mut::{self, VisitMut};
 use syn::{GenericArgument, PathArguments, Type};
 
-use super::args::{Args, DurationArg, JitterKind, NestedKind, RetryOn, StatsArg};
+use super::args::{Args, DurationArg, RETRIED_CLASSES, StatsArg};
 use super::item::RetryFn;
-use super::shape::Shape;
-use crate::common::CratePath;
+use super::validate::Retry;
+use crate::common::strip_groups;
 
-pub(super) fn expand(args: &Args, func: RetryFn, shape: Shape) -> TokenStream {
-    let private = CratePath::from(args.krate.clone()).private();
+pub(super) fn expand(retry: Retry) -> TokenStream {
+    let Retry {
+        args,
+        krate,
+        func,
+        shape,
+    } = retry;
+    let args = &args;
+    let private = krate.private();
 
     let return_type = &shape.output;
 
@@ -341,56 +349,51 @@ fn fingerprint(sig: &syn::Signature, private: &TokenStream) -> TokenStream {
 /// `Policy::new()` with a builder call for every key the user gave; the
 /// others keep the runtime's defaults.
 fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
-    let duration = |d: &DurationArg| {
-        let nanos = Literal::u64_unsuffixed(d.nanos);
-        quote!(#private::Duration::from_nanos(#nanos))
+    // `.method(Duration::from_nanos(N))` for a duration key the user gave.
+    let duration = |policy: &mut TokenStream, method: &str, arg: &Option<DurationArg>| {
+        if let Some(arg) = arg {
+            let method = runtime_ident(method);
+            let nanos = Literal::u64_unsuffixed(arg.nanos);
+            policy.extend(quote!(.#method(#private::Duration::from_nanos(#nanos))));
+        }
     };
     let mut policy = quote!(#private::Policy::new());
     if let Some(max) = args.max {
         let max = Literal::u32_unsuffixed(max);
         policy.extend(quote!(.max(#max)));
     }
-    if let Some(base) = &args.base {
-        let base = duration(base);
-        policy.extend(quote!(.base(#base)));
-    }
-    if let Some(cap) = &args.cap {
-        let cap = duration(cap);
-        policy.extend(quote!(.cap(#cap)));
-    }
+    duration(&mut policy, "base", &args.base);
+    duration(&mut policy, "cap", &args.cap);
     if let Some(jitter) = args.jitter {
-        let variant = match jitter {
-            JitterKind::Full => quote!(Full),
-            JitterKind::Equal => quote!(Equal),
-            JitterKind::Decorrelated => quote!(Decorrelated),
-            JitterKind::None => quote!(None),
-        };
+        let variant = runtime_ident(jitter.runtime);
         policy.extend(quote!(.jitter(#private::Jitter::#variant)));
     }
-    if let Some(RetryOn {
-        transient,
-        rate_limited,
-    }) = args.on
-    {
-        let set = match (transient, rate_limited) {
-            (true, false) => quote!(TRANSIENT),
-            (false, true) => quote!(RATE_LIMITED),
-            _ => quote!(DEFAULT),
+    if let Some(on) = &args.on {
+        let set = |name: &str| {
+            let name = runtime_ident(name);
+            quote!(#private::RetryOn::#name)
         };
-        policy.extend(quote!(.on(#private::RetryOn::#set)));
+        let classes = match on.as_slice() {
+            [] => None,
+            [class] => Some(set(class.runtime)),
+            // Every retryable class: the runtime's name for that set.
+            all if all.len() == RETRIED_CLASSES.len() => Some(set("DEFAULT")),
+            [first, rest @ ..] => {
+                let mut union = set(first.runtime);
+                for class in rest {
+                    let class = set(class.runtime);
+                    union = quote!(#union.union(#class));
+                }
+                Some(union)
+            }
+        };
+        if let Some(classes) = classes {
+            policy.extend(quote!(.on(#classes)));
+        }
     }
-    if let Some(max_retry_after) = &args.max_retry_after {
-        let max_retry_after = duration(max_retry_after);
-        policy.extend(quote!(.max_retry_after(#max_retry_after)));
-    }
-    if let Some(timeout) = &args.timeout {
-        let timeout = duration(timeout);
-        policy.extend(quote!(.timeout(#timeout)));
-    }
-    if let Some(deadline) = &args.deadline {
-        let deadline = duration(deadline);
-        policy.extend(quote!(.deadline(#deadline)));
-    }
+    duration(&mut policy, "max_retry_after", &args.max_retry_after);
+    duration(&mut policy, "timeout", &args.timeout);
+    duration(&mut policy, "deadline", &args.deadline);
     if let Some(budget) = &args.budget {
         // On the path: a path that is not a `static RetryBudget` is a type
         // error there.
@@ -398,13 +401,15 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
         policy.extend(quote_spanned!(span=> .budget(&#budget)));
     }
     if let Some(nested) = args.nested {
-        let variant = match nested {
-            NestedKind::Once => quote!(Once),
-            NestedKind::Retry => quote!(Retry),
-        };
+        let variant = runtime_ident(nested.runtime);
         policy.extend(quote!(.nested(#private::Nested::#variant)));
     }
     policy
+}
+
+/// A runtime name (a table's, a builder's) as generated code writes it.
+fn runtime_ident(name: &str) -> syn::Ident {
+    syn::Ident::new(name, Span::call_site())
 }
 
 /// For `Result<T, Failure<E>>` (any path ending in `Result` with two
@@ -450,16 +455,6 @@ fn failure_attempt_type(return_type: &Type) -> Option<Type> {
     Some(Type::Path(attempt))
 }
 
-fn strip_groups(mut ty: &Type) -> &Type {
-    loop {
-        match ty {
-            Type::Group(group) => ty = &group.elem,
-            Type::Paren(paren) => ty = &paren.elem,
-            _ => return ty,
-        }
-    }
-}
-
 /// The spans of the first and the last token of `tokens`.
 fn first_and_last_span(tokens: &impl ToTokens) -> (Span, Span) {
     let mut spans = tokens
@@ -488,40 +483,26 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
-/// Replaces every `impl Trait` in `ty` with `_`.
+/// Replaces every `impl Trait` in `ty` with `_`, wherever a type can hold
+/// one (generic arguments, tuples, references, trait objects, fn pointer
+/// types, ..): `syn`'s visitor walks them all.
 fn erase_impl_trait(ty: &mut Type) {
-    match ty {
-        Type::ImplTrait(impl_trait) => {
-            *ty = Type::Infer(syn::TypeInfer {
-                attrs: Vec::new(),
-                underscore_token: syn::Token![_](impl_trait.span()),
-            });
-        }
-        Type::Array(array) => erase_impl_trait(&mut array.elem),
-        Type::Group(group) => erase_impl_trait(&mut group.elem),
-        Type::Paren(paren) => erase_impl_trait(&mut paren.elem),
-        Type::Ptr(ptr) => erase_impl_trait(&mut ptr.elem),
-        Type::Reference(reference) => erase_impl_trait(&mut reference.elem),
-        Type::Slice(slice) => erase_impl_trait(&mut slice.elem),
-        Type::Tuple(tuple) => tuple.elems.iter_mut().for_each(erase_impl_trait),
-        Type::Path(path) => {
-            if let Some(qself) = &mut path.qself {
-                erase_impl_trait(&mut qself.ty);
-            }
-            for segment in &mut path.path.segments {
-                if let PathArguments::AngleBracketed(generics) = &mut segment.arguments {
-                    for arg in &mut generics.args {
-                        match arg {
-                            GenericArgument::Type(ty) => erase_impl_trait(ty),
-                            GenericArgument::AssocType(assoc) => erase_impl_trait(&mut assoc.ty),
-                            _ => {}
-                        }
-                    }
-                }
+    struct Erase;
+
+    impl VisitMut for Erase {
+        fn visit_type_mut(&mut self, ty: &mut Type) {
+            if let Type::ImplTrait(impl_trait) = ty {
+                *ty = Type::Infer(syn::TypeInfer {
+                    attrs: Vec::new(),
+                    underscore_token: syn::Token![_](impl_trait.span()),
+                });
+            } else {
+                visit_mut::visit_type_mut(self, ty);
             }
         }
-        _ => {}
     }
+
+    Erase.visit_type_mut(ty);
 }
 
 #[cfg(test)]
@@ -652,6 +633,16 @@ mod tests {
         assert_eq!(
             quote!(#ty).to_string(),
             quote!(Result<(_, Vec<_>), E>).to_string()
+        );
+        // Inside trait objects and fn types too.
+        let mut ty: syn::Type = syn::parse2(quote!(
+            Result<Box<dyn Iterator<Item = impl Debug> + Send>, fn(&[impl Display]) -> E>
+        ))
+        .unwrap();
+        erase_impl_trait(&mut ty);
+        assert_eq!(
+            quote!(#ty).to_string(),
+            quote!(Result<Box<dyn Iterator<Item = _> + Send>, fn(&[_]) -> E>).to_string()
         );
     }
 

@@ -7,8 +7,10 @@
 //! - [`shape`] finds the user's body in what `#[async_trait]` or
 //!   `#[tracing::instrument]`, expanded first, made of it;
 //! - [`validate`] checks the fn's shape and the settings against each other
-//!   ([`lifetimes`] finds which input a returned borrow comes from);
-//! - [`generate`] writes the fn back with its body run once per attempt.
+//!   ([`lifetimes`] finds which input a returned borrow comes from) and
+//!   returns the checked model, or every error;
+//! - [`generate`] writes the fn back from the model, with its body run once
+//!   per attempt.
 //!
 //! Every mistake is collected before anything is generated; on any mistake
 //! the errors are emitted next to the fn exactly as the user wrote it, so a
@@ -24,62 +26,32 @@ mod validate;
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 
-use crate::common::{CratePath, NotADependency};
+use crate::common::{CratePath, Errors, NotADependency};
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let mut args = args::parse(args, &mut errors);
-    match CratePath::from(args.krate.take()).resolve() {
-        Ok(krate) => args.krate = krate.path(),
+    let args = args::parse(args, &mut errors);
+    let krate = match CratePath::from(args.krate.clone()).resolve() {
+        Ok(krate) => krate,
         // Said once, on the attribute, instead of once per generated path.
-        Err(NotADependency) => errors.push(syn::Error::new(
-            proc_macro2::Span::call_site(),
-            "`#[retry]` cannot find the `tenacious` crate: it is not a dependency in this \
-             crate's Cargo.toml; if another crate re-exports it, say where with \
-             `#[retry(crate = path::to::tenacious)]`, or add `tenacious` to [dependencies]",
-        )),
-    }
-    let func = match syn::parse2::<item::RetryFn>(item.clone()) {
-        Ok(func) => Some(func),
-        Err(err) => {
-            errors.push(item::not_a_fn(&item, err));
-            None
+        Err(NotADependency) => {
+            errors.push(syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "`#[retry]` cannot find the `tenacious` crate: it is not a dependency in this \
+                 crate's Cargo.toml; if another crate re-exports it, say where with \
+                 `#[retry(crate = path::to::tenacious)]`, or add `tenacious` to [dependencies]",
+            ));
+            CratePath::default()
         }
     };
-    let shape = func.as_ref().map(shape::Shape::of);
-    if let (Some(func), Some(shape)) = (&func, &shape) {
-        validate::check(&args, func, shape, &mut errors);
-    }
-    match (errors.finish(), func, shape) {
-        (Ok(()), Some(func), Some(shape)) => generate::expand(&args, func, shape),
-        (Err(err), ..) => {
+    let func = syn::parse2::<item::RetryFn>(item.clone()).map_err(|err| item::not_a_fn(&item, err));
+    match validate::check(args, krate, func, errors) {
+        Ok(checked) => generate::expand(checked),
+        Err(err) => {
             let mut out = err.to_compile_error();
             item.to_tokens(&mut out);
             out
         }
-        (Ok(()), ..) => unreachable!("a fn that fails to parse records an error"),
-    }
-}
-
-/// Every error found so far; each one is spanned on the token it is about.
-#[derive(Default)]
-struct Errors(Option<syn::Error>);
-
-impl Errors {
-    fn push(&mut self, err: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(err),
-            None => self.0 = Some(err),
-        }
-    }
-
-    /// An error covering `tokens` (from their first to their last token).
-    fn at<T: ToTokens>(&mut self, tokens: T, message: impl std::fmt::Display) {
-        self.push(syn::Error::new_spanned(tokens, message));
-    }
-
-    fn finish(self) -> syn::Result<()> {
-        self.0.map_or(Ok(()), Err)
     }
 }
 

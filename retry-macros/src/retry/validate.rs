@@ -1,4 +1,5 @@
-//! Checks that need more than one key, or the fn itself.
+//! Checks that need more than one key, or the fn itself; what passes them
+//! all is the checked model, [`Retry`].
 //!
 //! Whether the return type is a `Result` whose error is `Classify`, and
 //! whether `when` and `notify` have the right signatures, cannot be seen in
@@ -11,19 +12,50 @@ use syn::{Attribute, FnArg, ReceiverKind, ReturnType, Signature, Type};
 use super::args::Args;
 use super::duration;
 use super::item::RetryFn;
+use super::lifetimes;
 use super::shape::Shape;
-use super::{Errors, lifetimes};
+use crate::common::{CratePath, Errors, strip_groups};
 
-/// The runtime's defaults, needed to compare a lone `cap` with `base`.
+/// The runtime's defaults (`Policy::DEFAULT`), needed to compare a lone
+/// `cap` with `base`; a unit test below compares them with the runtime's.
 const DEFAULT_BASE_NANOS: u64 = 200_000_000;
 const DEFAULT_CAP_NANOS: u64 = 20_000_000_000;
 
-pub(super) fn check(args: &Args, func: &RetryFn, shape: &Shape, errors: &mut Errors) {
-    check_backoff(args, errors);
-    check_limits(args, shape, errors);
-    check_signature(&func.sig, errors);
-    check_attributes(&func.outer_attrs, errors);
-    check_borrowed_output(&func.sig, &shape.output, errors);
+/// A `#[retry]` that passed every check, with the fn's shape found: all
+/// [`super::generate`] needs, so it checks nothing again.
+pub(super) struct Retry {
+    pub(super) args: Args,
+    /// The crate generated paths start from, resolved.
+    pub(super) krate: CratePath,
+    pub(super) func: RetryFn,
+    pub(super) shape: Shape,
+}
+
+/// The checked model, or every error found (`errors` holds those of the
+/// attribute, `func` says whether the item is a fn).
+pub(super) fn check(
+    args: Args,
+    krate: CratePath,
+    func: syn::Result<RetryFn>,
+    mut errors: Errors,
+) -> syn::Result<Retry> {
+    let func = match func {
+        Ok(func) => func,
+        Err(err) => return Err(errors.fail(err)),
+    };
+    let shape = Shape::of(&func);
+    check_backoff(&args, &mut errors);
+    check_limits(&args, &shape, &mut errors);
+    check_signature(&func.sig, &mut errors);
+    check_attributes(&func.outer_attrs, &mut errors);
+    check_borrowed_output(&func.sig, &shape.output, &mut errors);
+    errors.finish()?;
+    Ok(Retry {
+        args,
+        krate,
+        func,
+        shape,
+    })
 }
 
 /// Attributes `#[retry]` cannot honour, among the fn's others (those above
@@ -250,23 +282,24 @@ fn pin_argument(ty: &Type) -> Option<&Type> {
     }
 }
 
-/// Strips the invisible groups `macro_rules!` wraps around `$t:ty`, and parentheses.
-fn strip_groups(mut ty: &Type) -> &Type {
-    loop {
-        match ty {
-            Type::Group(group) => ty = &group.elem,
-            Type::Paren(paren) => ty = &paren.elem,
-            _ => return ty,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use quote::quote;
 
+    use super::{DEFAULT_BASE_NANOS, DEFAULT_CAP_NANOS};
     use crate::retry::expand;
     use crate::retry::tests::errors_of;
+
+    /// The copies of the runtime's defaults are the runtime's defaults.
+    #[test]
+    fn the_default_backoff_is_the_runtimes() {
+        let policy = tenacious::Policy::DEFAULT;
+        assert_eq!(
+            u128::from(DEFAULT_BASE_NANOS),
+            policy.base_delay().as_nanos()
+        );
+        assert_eq!(u128::from(DEFAULT_CAP_NANOS), policy.delay_cap().as_nanos());
+    }
 
     fn errors(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> Vec<String> {
         errors_of(&expand(args, item))
