@@ -126,52 +126,35 @@ pub trait Classify {
     }
 }
 
-/// Forwards every method to the referenced error.
-impl<E: Classify + ?Sized> Classify for &E {
-    fn classify(&self) -> ErrorClass {
-        (**self).classify()
-    }
-    fn retry_after(&self) -> Option<Duration> {
-        (**self).retry_after()
-    }
-    fn hint(&self) -> Option<Cow<'static, str>> {
-        (**self).hint()
-    }
-    fn variant(&self) -> &'static str {
-        (**self).variant()
-    }
+/// `Classify` for a pointer to an error: every method forwards to the
+/// error it points at.
+macro_rules! forward_classify {
+    ($($(#[$doc:meta])* $pointer:ty;)*) => {$(
+        $(#[$doc])*
+        impl<E: Classify + ?Sized> Classify for $pointer {
+            fn classify(&self) -> ErrorClass {
+                (**self).classify()
+            }
+            fn retry_after(&self) -> Option<Duration> {
+                (**self).retry_after()
+            }
+            fn hint(&self) -> Option<Cow<'static, str>> {
+                (**self).hint()
+            }
+            fn variant(&self) -> &'static str {
+                (**self).variant()
+            }
+        }
+    )*};
 }
 
-/// Forwards every method to the boxed error.
-impl<E: Classify + ?Sized> Classify for Box<E> {
-    fn classify(&self) -> ErrorClass {
-        (**self).classify()
-    }
-    fn retry_after(&self) -> Option<Duration> {
-        (**self).retry_after()
-    }
-    fn hint(&self) -> Option<Cow<'static, str>> {
-        (**self).hint()
-    }
-    fn variant(&self) -> &'static str {
-        (**self).variant()
-    }
-}
-
-/// Forwards every method to the shared error.
-impl<E: Classify + ?Sized> Classify for Arc<E> {
-    fn classify(&self) -> ErrorClass {
-        (**self).classify()
-    }
-    fn retry_after(&self) -> Option<Duration> {
-        (**self).retry_after()
-    }
-    fn hint(&self) -> Option<Cow<'static, str>> {
-        (**self).hint()
-    }
-    fn variant(&self) -> &'static str {
-        (**self).variant()
-    }
+forward_classify! {
+    /// Forwards every method to the referenced error.
+    &E;
+    /// Forwards every method to the boxed error.
+    Box<E>;
+    /// Forwards every method to the shared error.
+    Arc<E>;
 }
 
 /// Classifies by [`io::ErrorKind`], as [`io::Error`]'s impl does; `variant()`

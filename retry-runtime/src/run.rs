@@ -4,9 +4,17 @@
 //! Every loop is the loop `#[retry]` expands to, built from the same pieces:
 //! an attempt run by [`attempt`], [`attempt_timed`] or [`attempt_blocking`]
 //! (the attempt driver, `driver.rs`, which sets the attempt context and, for
-//! `attempt_timed`, the timeout), then [`Engine::step`] decides. So a closure run by a `Policy` and a fn
-//! under `#[retry]` with the same settings make the same attempts and wait
-//! the same delays (for the same jitter seed).
+//! `attempt_timed`, the timeout), then [`Engine::step`] decides. So a
+//! closure run by a `Policy` and a fn under `#[retry]` with the same
+//! settings make the same attempts and wait the same delays (for the same
+//! jitter seed).
+//!
+//! The five loops are written out rather than shared: each mirrors the
+//! expansion's loop for its kind (async, timed, `Failure`, blocking,
+//! blocking `Failure`), with the timer awaited in place, where a shared
+//! generic loop would add a future around each attempt. (They hold the
+//! failed attempt's result through every wait, for a deadline the policy
+//! may or may not have; the expansion does so only for a fn with one.)
 use std::future::Future;
 use std::ops::ControlFlow;
 use std::time::Duration;
