@@ -637,3 +637,30 @@ async fn the_macro_and_a_policy_record_the_same_story() {
         assert_eq!(by_macro.stop_reason(), by_policy.stop_reason());
     }
 }
+
+// ------------------------------------------------- a wake-up past the deadline
+
+thread_local! {
+    static LATE_ATTEMPTS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+#[retry(max = 3, base = "10ms", jitter = "none", deadline = "100ms")]
+async fn late_woken() -> Result<(), Failure<ToolError>> {
+    LATE_ATTEMPTS.with(|a| a.set(a.get() + 1));
+    Err(ToolError::Reset)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retried_fn_woken_past_its_deadline_returns_its_last_error() {
+    // The clock jumps past the deadline while the fn waits its 10 ms: the
+    // expansion's `resume` gives up there, with no attempt past it.
+    let stall = async {
+        tokio::task::yield_now().await;
+        tokio::time::advance(Duration::from_millis(500)).await;
+    };
+    let (result, ()) = tokio::join!(late_woken(), stall);
+    let failure = result.unwrap_err();
+    assert_eq!(failure.stop_reason(), StopReason::Deadline);
+    assert_eq!(*failure.last(), ToolError::Reset);
+    assert_eq!(LATE_ATTEMPTS.with(std::cell::Cell::get), 1);
+}

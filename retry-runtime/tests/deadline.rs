@@ -287,3 +287,49 @@ fn real_runtime() -> &'static tokio::runtime::Runtime {
             .unwrap()
     })
 }
+
+static LATE_BUDGET: tenacious_runtime::RetryBudget =
+    tenacious_runtime::RetryBudget::with_capacity(100);
+static LATE_STATS: tenacious_runtime::stats::CallStats =
+    tenacious_runtime::stats::CallStats::new("late wake-up");
+
+#[tokio::test(start_paused = true)]
+async fn a_wake_up_too_late_for_another_attempt_gives_up_with_the_last_error() {
+    // The retry is planned with room to spare (10 ms into a 100 ms
+    // deadline), but the clock jumps past the deadline during the wait, as
+    // a stalled machine's does: no attempt starts, the last error is
+    // returned, the budget gets its tokens back, and the give-up is counted
+    // once, under the deadline.
+    let policy = Policy::new()
+        .max(3)
+        .jitter(Jitter::None)
+        .base(Duration::from_millis(10))
+        .deadline(Duration::from_millis(100))
+        .budget(&LATE_BUDGET)
+        .stats(&LATE_STATS);
+    let attempts = Cell::new(0);
+    let call = policy.retry_failure(|| {
+        attempts.set(attempts.get() + 1);
+        async { Err::<(), _>(Fault::Transient) }
+    });
+    let stall = async {
+        // Runs once the call sleeps: move the clock past the deadline.
+        tokio::task::yield_now().await;
+        tokio::time::advance(Duration::from_millis(500)).await;
+    };
+    let (result, ()) = tokio::join!(call, stall);
+    let failure = result.unwrap_err();
+    assert_eq!(failure.stop_reason(), StopReason::Deadline);
+    assert_eq!(*failure.last(), Fault::Transient);
+    assert_eq!(attempts.get(), 1, "an attempt started past the deadline");
+    assert_eq!(
+        LATE_BUDGET.balance(),
+        100,
+        "the planned retry's tokens came back"
+    );
+    let snapshot = tenacious_runtime::stats::snapshot();
+    let row = snapshot.get("late wake-up").unwrap();
+    assert_eq!((row.calls(), row.attempts()), (1, 1));
+    assert_eq!(row.gave_up(StopReason::Deadline), 1);
+    assert_eq!(row.gave_up_total(), 1);
+}
