@@ -98,19 +98,19 @@ fn check_invariants(report: &Report) {
         );
         // One tool call per round.
         assert_eq!(task.rounds as usize, task.calls.len(), "task {id}");
-        assert!(task.rounds <= GUARD.rounds_limit(), "task {id}");
+        assert!(task.rounds <= GUARD.get_max_rounds(), "task {id}");
         assert!(task.plan_tries <= 3, "task {id}: at most 2 re-asks");
         // The guard stops a task once it is over budget: a task may pass a
         // limit by what one round costs, never by more.
         let one_round_tokens = 1_000;
         assert!(
-            task.spent.tokens < GUARD.tokens_limit().unwrap() + one_round_tokens,
+            task.spent.tokens < GUARD.get_max_tokens().unwrap() + one_round_tokens,
             "task {id} spent {} tokens",
             task.spent.tokens
         );
         let one_round_time = std::time::Duration::from_secs(15);
         assert!(
-            task.elapsed < GUARD.time_limit().unwrap() + one_round_time,
+            task.elapsed < GUARD.get_max_time().unwrap() + one_round_time,
             "task {id} took {:?}",
             task.elapsed
         );

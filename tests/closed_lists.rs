@@ -197,10 +197,10 @@ async fn the_macros_defaults_are_the_policys() {
         .await;
     assert!(by_policy.is_err());
     assert_eq!(by_macro, (attempts.get(), start.elapsed()));
-    assert_eq!(by_macro.0, policy.max_attempts());
+    assert_eq!(by_macro.0, policy.get_max());
 
-    assert_eq!(policy.base_delay(), Duration::from_millis(200));
-    assert_eq!(policy.delay_cap(), Duration::from_secs(20));
+    assert_eq!(policy.get_base(), Duration::from_millis(200));
+    assert_eq!(policy.get_cap(), Duration::from_secs(20));
     assert!(cap_at_the_default_base().await.is_ok());
     assert!(base_at_the_default_cap().await.is_ok());
 }

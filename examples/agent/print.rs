@@ -31,10 +31,10 @@ pub fn write_header(out: &mut impl Write, config: &Config) -> io::Result<()> {
         out,
         "guard per task: {} rounds, a direction switch after {} failures in a row, \
          {:?} virtual, {} tokens (${MICROS_PER_TOKEN} per million)\n",
-        GUARD.rounds_limit(),
-        GUARD.switch_threshold(),
-        GUARD.time_limit().unwrap_or_default(),
-        GUARD.tokens_limit().unwrap_or_default(),
+        GUARD.get_max_rounds(),
+        GUARD.get_switch_after(),
+        GUARD.get_max_time().unwrap_or_default(),
+        GUARD.get_max_tokens().unwrap_or_default(),
     )
 }
 

@@ -21,7 +21,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use tenacious::agent::{
-    Cost, Decision, DecisionRetry, GuardConfig, Observation, TaskGuard, Verdict,
+    Cost, Decision, DecisionRetry, Observation, TaskGuard, TaskGuardConfig, Verdict,
 };
 use tenacious::{seed_jitter, stats};
 use tokio::time::Instant;
@@ -34,7 +34,7 @@ use super::tools::{CallRecord, Tools};
 /// The limits every task runs under: the guard's defaults (10 rounds, a
 /// direction switch after 3 failures in a row), 30 virtual seconds and
 /// 4 000 tokens.
-pub const GUARD: GuardConfig = GuardConfig::new()
+pub const GUARD: TaskGuardConfig = TaskGuardConfig::new()
     .max_time(Duration::from_secs(30))
     .max_tokens(4_000);
 

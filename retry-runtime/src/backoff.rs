@@ -29,7 +29,7 @@ use rand::{Rng, RngExt, SeedableRng};
 ///
 /// assert_eq!(Jitter::default(), Jitter::Full);
 /// const POLICY: Policy = Policy::new().jitter(Jitter::Decorrelated);
-/// assert_eq!(POLICY.jitter_kind(), Jitter::Decorrelated);
+/// assert_eq!(POLICY.get_jitter(), Jitter::Decorrelated);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Jitter {

@@ -265,8 +265,8 @@ impl Chaos {
     /// use tenacious::chaos::{Chaos, Fault};
     ///
     /// let chaos = Chaos::new(3);
-    /// assert_eq!(chaos.failure_rate(), 0.5);
-    /// assert_eq!(chaos.fault_kinds(), Fault::ALL);
+    /// assert_eq!(chaos.get_rate(), 0.5);
+    /// assert_eq!(chaos.get_faults(), Fault::ALL);
     /// ```
     #[must_use]
     pub fn new(seed: u64) -> Self {
@@ -285,10 +285,10 @@ impl Chaos {
     /// ```
     /// use tenacious::chaos::Chaos;
     ///
-    /// assert_eq!(Chaos::new(0).rate(0.25).failure_rate(), 0.25);
-    /// assert_eq!(Chaos::new(0).rate(7.0).failure_rate(), 1.0);
-    /// assert_eq!(Chaos::new(0).rate(-1.0).failure_rate(), 0.0);
-    /// assert_eq!(Chaos::new(0).rate(f64::NAN).failure_rate(), 0.0);
+    /// assert_eq!(Chaos::new(0).rate(0.25).get_rate(), 0.25);
+    /// assert_eq!(Chaos::new(0).rate(7.0).get_rate(), 1.0);
+    /// assert_eq!(Chaos::new(0).rate(-1.0).get_rate(), 0.0);
+    /// assert_eq!(Chaos::new(0).rate(f64::NAN).get_rate(), 0.0);
     /// ```
     #[must_use]
     pub fn rate(self, rate: f64) -> Self {
@@ -321,13 +321,13 @@ impl Chaos {
 
     /// The failure rate in use.
     #[must_use]
-    pub const fn failure_rate(&self) -> f64 {
+    pub const fn get_rate(&self) -> f64 {
         self.rate
     }
 
     /// The faults in use.
     #[must_use]
-    pub fn fault_kinds(&self) -> &[Fault] {
+    pub fn get_faults(&self) -> &[Fault] {
         &self.faults
     }
 

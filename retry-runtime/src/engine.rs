@@ -15,7 +15,7 @@ use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryBudget, RetryEven
 
 /// What the engine decided about a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Decision {
+enum Plan {
     Retry(Duration),
     Stop(StopReason),
 }
@@ -86,7 +86,7 @@ impl<'p> Engine<'p> {
         nested_key: Option<IdempotencyKey>,
     ) -> Self {
         let mut flags = 0;
-        if nested_key.is_some() && matches!(policy.nested_mode(), Nested::Once) {
+        if nested_key.is_some() && matches!(policy.get_nested(), Nested::Once) {
             flags |= NESTED_ONCE;
         }
         if clock == Clock::System {
@@ -130,7 +130,7 @@ impl<'p> Engine<'p> {
     /// Holds a call nested in a running attempt to one attempt, if its
     /// policy says [`Nested::Once`].
     pub(crate) fn nest(&mut self) {
-        if matches!(self.policy.nested_mode(), Nested::Once) {
+        if matches!(self.policy.get_nested(), Nested::Once) {
             self.flags |= NESTED_ONCE;
         }
     }
@@ -216,9 +216,9 @@ impl<'p> Engine<'p> {
     #[inline]
     fn succeeded(&mut self) {
         let policy = self.policy;
-        if self.attempts == 0 && policy.retry_budget().is_none() {
+        if self.attempts == 0 && policy.get_budget().is_none() {
             self.attempts = 1;
-            if let Some(stats) = policy.call_stats() {
+            if let Some(stats) = policy.get_stats() {
                 observe::clean_success(stats);
             }
         } else {
@@ -230,7 +230,7 @@ impl<'p> Engine<'p> {
     #[inline(never)]
     fn succeeded_otherwise(&mut self) {
         self.attempts = self.attempts.saturating_add(1);
-        if let Some(budget) = self.policy.retry_budget() {
+        if let Some(budget) = self.policy.get_budget() {
             let refund = if self.last_cost > 0 {
                 u32::from(self.last_cost)
             } else {
@@ -238,7 +238,7 @@ impl<'p> Engine<'p> {
             };
             budget.refund(refund);
         }
-        if let Some(stats) = self.policy.call_stats() {
+        if let Some(stats) = self.policy.get_stats() {
             observe::success(stats, self.attempts);
         }
     }
@@ -260,8 +260,8 @@ impl<'p> Engine<'p> {
     {
         self.attempts = self.attempts.saturating_add(1);
         let class = error.classify();
-        let decision = self.decide(error, class, &mut when);
-        if let Some(stats) = self.policy.call_stats() {
+        let plan = self.decide(error, class, &mut when);
+        if let Some(stats) = self.policy.get_stats() {
             let failed = FailedAttempt {
                 attempt: self.attempts,
                 max: self.max(),
@@ -269,18 +269,18 @@ impl<'p> Engine<'p> {
                 variant: error.variant(),
                 elapsed: self.elapsed(),
             };
-            match decision {
-                Decision::Retry(delay) => observe::retry(stats, &failed, delay),
-                Decision::Stop(reason) => observe::give_up(stats, &failed, reason),
+            match plan {
+                Plan::Retry(delay) => observe::retry(stats, &failed, delay),
+                Plan::Stop(reason) => observe::give_up(stats, &failed, reason),
             }
         }
-        match decision {
-            Decision::Stop(reason) => {
+        match plan {
+            Plan::Stop(reason) => {
                 self.stop = Some(reason);
                 record(self.attempts, error, class, None);
                 ControlFlow::Break(())
             }
-            Decision::Retry(delay) => {
+            Plan::Retry(delay) => {
                 record(self.attempts, error, class, Some(delay));
                 let event = RetryEvent {
                     attempt: self.attempts,
@@ -297,7 +297,7 @@ impl<'p> Engine<'p> {
     // Every reason to stop is checked here and nowhere else (but for a
     // wake-up past the deadline, which `late` catches before the next
     // attempt starts).
-    fn decide<E, W>(&mut self, error: &E, class: ErrorClass, when: &mut W) -> Decision
+    fn decide<E, W>(&mut self, error: &E, class: ErrorClass, when: &mut W) -> Plan
     where
         E: Classify,
         W: WhenFn<E>,
@@ -305,11 +305,11 @@ impl<'p> Engine<'p> {
         let timed_out = self.has(TIMED_OUT);
         self.flags &= !TIMED_OUT;
         let policy = self.policy;
-        if !policy.retried_classes().contains(class) || !when.call(error) {
-            return Decision::Stop(StopReason::NotRetryable);
+        if !policy.get_on().contains(class) || !when.call(error) {
+            return Plan::Stop(StopReason::NotRetryable);
         }
         if self.attempts >= self.max() {
-            return Decision::Stop(if self.has(NESTED_ONCE) && policy.max_attempts() > 1 {
+            return Plan::Stop(if self.has(NESTED_ONCE) && policy.get_max() > 1 {
                 StopReason::Nested
             } else {
                 StopReason::Exhausted
@@ -319,7 +319,7 @@ impl<'p> Engine<'p> {
             Some(hint) => {
                 let hint = backoff::saturating_nanos(hint);
                 if hint > policy.max_retry_after_nanos() {
-                    return Decision::Stop(StopReason::HintTooLong);
+                    return Plan::Stop(StopReason::HintTooLong);
                 }
                 hint
             }
@@ -331,7 +331,7 @@ impl<'p> Engine<'p> {
         // cut short by a skewed clock) is no hint, and callers that got
         // the same hint are spread over their own backoff window.
         let retry = self.attempts;
-        let jitter = policy.jitter_kind();
+        let jitter = policy.get_jitter();
         let (base, cap, prev) = (policy.base_nanos(), policy.cap_nanos(), self.prev);
         let backoff = match jitter {
             Jitter::None => backoff::ceiling(base, cap, retry),
@@ -348,22 +348,22 @@ impl<'p> Engine<'p> {
                 .saturating_add(nanos)
                 .saturating_add(rounding);
             if next_start.saturating_add(MIN_ATTEMPT_NANOS) > deadline {
-                return Decision::Stop(StopReason::Deadline);
+                return Plan::Stop(StopReason::Deadline);
             }
         }
-        if let Some(budget) = policy.retry_budget() {
+        if let Some(budget) = policy.get_budget() {
             let cost = if timed_out {
                 RetryBudget::TIMEOUT_RETRY_COST
             } else {
                 RetryBudget::RETRY_COST
             };
             if !budget.try_acquire(cost) {
-                return Decision::Stop(StopReason::Budget);
+                return Plan::Stop(StopReason::Budget);
             }
             // Checked at compile time above.
             self.last_cost = u8::try_from(cost).unwrap_or(u8::MAX);
         }
-        Decision::Retry(Duration::from_nanos(nanos))
+        Plan::Retry(Duration::from_nanos(nanos))
     }
 
     /// Before the attempt after a retry's wait: whether the wait ended too
@@ -388,13 +388,13 @@ impl<'p> Engine<'p> {
     #[cold]
     fn give_up_late(&mut self) {
         self.stop = Some(StopReason::Deadline);
-        if let Some(budget) = self.policy.retry_budget()
+        if let Some(budget) = self.policy.get_budget()
             && self.last_cost > 0
         {
             budget.refund(u32::from(self.last_cost));
             self.last_cost = 0;
         }
-        if let Some(stats) = self.policy.call_stats() {
+        if let Some(stats) = self.policy.get_stats() {
             observe::late_give_up(
                 stats,
                 self.attempts,
@@ -468,7 +468,7 @@ impl<'p> Engine<'p> {
         if self.has(NESTED_ONCE) {
             1
         } else {
-            self.policy.max_attempts()
+            self.policy.get_max()
         }
     }
 
@@ -718,7 +718,7 @@ mod tests {
                 Ok(()),
             ],
         );
-        assert_eq!(delays, [Duration::from_secs(10) + policy.base_delay()]);
+        assert_eq!(delays, [Duration::from_secs(10) + policy.get_base()]);
     }
 
     #[test]
@@ -761,7 +761,7 @@ mod tests {
         let policy = Policy::new().max(u32::MAX).base(Duration::MAX);
         let (delays, attempts, stop, result) = run(&policy, [fail(ErrorClass::Transient), Ok(())]);
         assert_eq!(delays.len(), 1);
-        assert!(delays[0] <= policy.delay_cap());
+        assert!(delays[0] <= policy.get_cap());
         assert_eq!((attempts, stop, result), (2, None, Some(Ok(()))));
 
         // An engine driven past u32::MAX attempts saturates and stops.
@@ -945,7 +945,7 @@ mod tests {
                 match engine.step(fail(class), always, ignore) {
                     ControlFlow::Continue(d) => {
                         prop_assert!(class.is_retryable());
-                        prop_assert!(d <= policy.delay_cap());
+                        prop_assert!(d <= policy.get_cap());
                     }
                     ControlFlow::Break(_) => break,
                 }

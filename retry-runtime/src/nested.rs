@@ -17,9 +17,9 @@
 /// ```
 /// use tenacious::{Nested, Policy};
 ///
-/// assert_eq!(Policy::new().nested_mode(), Nested::Once);
+/// assert_eq!(Policy::new().get_nested(), Nested::Once);
 /// const INNER: Policy = Policy::new().nested(Nested::Retry);
-/// assert_eq!(INNER.nested_mode(), Nested::Retry);
+/// assert_eq!(INNER.get_nested(), Nested::Retry);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Nested {

@@ -41,7 +41,7 @@ use crate::{Jitter, Nested, RetryBudget, RetryOn};
 ///     .jitter(Jitter::Equal)
 ///     .on(RetryOn::TRANSIENT);
 ///
-/// assert_eq!(POLICY.max_attempts(), 5);
+/// assert_eq!(POLICY.get_max(), 5);
 /// assert_eq!(Policy::new(), Policy::DEFAULT);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -134,12 +134,12 @@ impl Policy {
     /// use tenacious::{Jitter, Policy, RetryOn};
     ///
     /// let p = Policy::new();
-    /// assert_eq!(p.max_attempts(), 3);
-    /// assert_eq!(p.base_delay(), Duration::from_millis(200));
-    /// assert_eq!(p.delay_cap(), Duration::from_secs(20));
-    /// assert_eq!(p.jitter_kind(), Jitter::Full);
-    /// assert_eq!(p.retried_classes(), RetryOn::DEFAULT);
-    /// assert_eq!(p.retry_after_limit(), Duration::from_secs(120));
+    /// assert_eq!(p.get_max(), 3);
+    /// assert_eq!(p.get_base(), Duration::from_millis(200));
+    /// assert_eq!(p.get_cap(), Duration::from_secs(20));
+    /// assert_eq!(p.get_jitter(), Jitter::Full);
+    /// assert_eq!(p.get_on(), RetryOn::DEFAULT);
+    /// assert_eq!(p.get_max_retry_after(), Duration::from_secs(120));
     /// ```
     #[must_use]
     pub const fn new() -> Self {
@@ -154,8 +154,8 @@ impl Policy {
     /// ```
     /// use tenacious::Policy;
     ///
-    /// assert_eq!(Policy::new().max(5).max_attempts(), 5);
-    /// assert_eq!(Policy::new().max(0).max_attempts(), 1);
+    /// assert_eq!(Policy::new().max(5).get_max(), 5);
+    /// assert_eq!(Policy::new().max(0).get_max(), 1);
     /// ```
     #[must_use]
     pub const fn max(self, max: u32) -> Self {
@@ -175,7 +175,7 @@ impl Policy {
     /// use tenacious::Policy;
     ///
     /// let p = Policy::new().base(Duration::from_secs(1));
-    /// assert_eq!(p.base_delay(), Duration::from_secs(1));
+    /// assert_eq!(p.get_base(), Duration::from_secs(1));
     /// ```
     #[must_use]
     pub const fn base(self, base: Duration) -> Self {
@@ -197,7 +197,7 @@ impl Policy {
     /// use tenacious::Policy;
     ///
     /// let p = Policy::new().cap(Duration::from_secs(3));
-    /// assert_eq!(p.delay_cap(), Duration::from_secs(3));
+    /// assert_eq!(p.get_cap(), Duration::from_secs(3));
     /// ```
     #[must_use]
     pub const fn cap(self, cap: Duration) -> Self {
@@ -213,7 +213,7 @@ impl Policy {
     /// use tenacious::{Jitter, Policy};
     ///
     /// let p = Policy::new().jitter(Jitter::None);
-    /// assert_eq!(p.jitter_kind(), Jitter::None);
+    /// assert_eq!(p.get_jitter(), Jitter::None);
     /// ```
     #[must_use]
     pub const fn jitter(self, jitter: Jitter) -> Self {
@@ -227,7 +227,7 @@ impl Policy {
     /// use tenacious::{ErrorClass, Policy, RetryOn};
     ///
     /// let p = Policy::new().on(RetryOn::TRANSIENT);
-    /// assert!(!p.retried_classes().contains(ErrorClass::RateLimited));
+    /// assert!(!p.get_on().contains(ErrorClass::RateLimited));
     /// ```
     #[must_use]
     pub const fn on(self, on: RetryOn) -> Self {
@@ -245,7 +245,7 @@ impl Policy {
     /// use tenacious::Policy;
     ///
     /// let p = Policy::new().max_retry_after(Duration::from_secs(30));
-    /// assert_eq!(p.retry_after_limit(), Duration::from_secs(30));
+    /// assert_eq!(p.get_max_retry_after(), Duration::from_secs(30));
     /// ```
     #[must_use]
     pub const fn max_retry_after(self, limit: Duration) -> Self {
@@ -275,8 +275,8 @@ impl Policy {
     /// use tenacious::Policy;
     ///
     /// let p = Policy::new().timeout(Duration::from_secs(10));
-    /// assert_eq!(p.attempt_timeout(), Some(Duration::from_secs(10)));
-    /// assert_eq!(Policy::new().attempt_timeout(), None);
+    /// assert_eq!(p.get_timeout(), Some(Duration::from_secs(10)));
+    /// assert_eq!(Policy::new().get_timeout(), None);
     /// ```
     #[must_use]
     pub const fn timeout(self, timeout: Duration) -> Self {
@@ -303,7 +303,7 @@ impl Policy {
     /// use tenacious::Policy;
     ///
     /// let p = Policy::new().deadline(Duration::from_secs(30));
-    /// assert_eq!(p.call_deadline(), Some(Duration::from_secs(30)));
+    /// assert_eq!(p.get_deadline(), Some(Duration::from_secs(30)));
     /// ```
     #[must_use]
     pub const fn deadline(self, deadline: Duration) -> Self {
@@ -321,7 +321,7 @@ impl Policy {
     ///
     /// static BUDGET: RetryBudget = RetryBudget::new();
     /// const POLICY: Policy = Policy::new().budget(&BUDGET);
-    /// assert!(std::ptr::eq(POLICY.retry_budget().unwrap(), &BUDGET));
+    /// assert!(std::ptr::eq(POLICY.get_budget().unwrap(), &BUDGET));
     /// ```
     #[must_use]
     pub const fn budget(self, budget: &'static RetryBudget) -> Self {
@@ -337,7 +337,7 @@ impl Policy {
     /// ```
     /// use tenacious::{Nested, Policy};
     ///
-    /// assert_eq!(Policy::new().nested(Nested::Retry).nested_mode(), Nested::Retry);
+    /// assert_eq!(Policy::new().nested(Nested::Retry).get_nested(), Nested::Retry);
     /// ```
     #[must_use]
     pub const fn nested(self, nested: Nested) -> Self {
@@ -358,7 +358,7 @@ impl Policy {
     ///
     /// let _ = POLICY.retry_blocking(|| Ok::<_, std::io::Error>(()));
     /// assert_eq!(SEARCH.snapshot().calls(), 1);
-    /// assert_eq!(POLICY.call_stats().unwrap().name(), "search");
+    /// assert_eq!(POLICY.get_stats().unwrap().name(), "search");
     /// ```
     #[must_use]
     pub const fn stats(self, stats: &'static CallStats) -> Self {
@@ -370,7 +370,7 @@ impl Policy {
 
     /// The statistics record, if any.
     #[must_use]
-    pub const fn call_stats(&self) -> Option<&'static CallStats> {
+    pub const fn get_stats(&self) -> Option<&'static CallStats> {
         match self.stats {
             Some(StatsRef(stats)) => Some(stats),
             None => None,
@@ -379,7 +379,7 @@ impl Policy {
 
     /// The per-attempt timeout, if any.
     #[must_use]
-    pub const fn attempt_timeout(&self) -> Option<Duration> {
+    pub const fn get_timeout(&self) -> Option<Duration> {
         match self.timeout {
             Some(nanos) => Some(Duration::from_nanos(nanos)),
             None => None,
@@ -388,7 +388,7 @@ impl Policy {
 
     /// The whole-call deadline, if any.
     #[must_use]
-    pub const fn call_deadline(&self) -> Option<Duration> {
+    pub const fn get_deadline(&self) -> Option<Duration> {
         match self.deadline {
             Some(nanos) => Some(Duration::from_nanos(nanos)),
             None => None,
@@ -397,7 +397,7 @@ impl Policy {
 
     /// The shared retry budget, if any.
     #[must_use]
-    pub const fn retry_budget(&self) -> Option<&'static RetryBudget> {
+    pub const fn get_budget(&self) -> Option<&'static RetryBudget> {
         match self.budget {
             Some(BudgetRef(budget)) => Some(budget),
             None => None,
@@ -406,43 +406,43 @@ impl Policy {
 
     /// What a call does inside another retried call.
     #[must_use]
-    pub const fn nested_mode(&self) -> Nested {
+    pub const fn get_nested(&self) -> Nested {
         self.nested
     }
 
     /// Total attempts, the first included (at least 1).
     #[must_use]
-    pub const fn max_attempts(&self) -> u32 {
+    pub const fn get_max(&self) -> u32 {
         self.max
     }
 
     /// The first backoff ceiling.
     #[must_use]
-    pub const fn base_delay(&self) -> Duration {
+    pub const fn get_base(&self) -> Duration {
         Duration::from_nanos(self.base)
     }
 
     /// The ceiling of any computed backoff.
     #[must_use]
-    pub const fn delay_cap(&self) -> Duration {
+    pub const fn get_cap(&self) -> Duration {
         Duration::from_nanos(self.cap)
     }
 
     /// The jitter.
     #[must_use]
-    pub const fn jitter_kind(&self) -> Jitter {
+    pub const fn get_jitter(&self) -> Jitter {
         self.jitter
     }
 
     /// The classes retried.
     #[must_use]
-    pub const fn retried_classes(&self) -> RetryOn {
+    pub const fn get_on(&self) -> RetryOn {
         self.on
     }
 
     /// The longest server hint honoured.
     #[must_use]
-    pub const fn retry_after_limit(&self) -> Duration {
+    pub const fn get_max_retry_after(&self) -> Duration {
         Duration::from_nanos(self.max_retry_after)
     }
 
@@ -510,16 +510,16 @@ mod tests {
             .deadline(Duration::from_secs(12))
             .budget(&BUDGET)
             .nested(Nested::Retry);
-        assert_eq!(p.max_attempts(), 7);
-        assert_eq!(p.attempt_timeout(), Some(Duration::from_secs(2)));
-        assert_eq!(p.call_deadline(), Some(Duration::from_secs(12)));
-        assert!(std::ptr::eq(p.retry_budget().unwrap(), &BUDGET));
-        assert_eq!(p.nested_mode(), Nested::Retry);
-        assert_eq!(p.base_delay(), Duration::from_millis(5));
-        assert_eq!(p.delay_cap(), Duration::from_secs(9));
-        assert_eq!(p.jitter_kind(), Jitter::Equal);
-        assert_eq!(p.retried_classes(), RetryOn::RATE_LIMITED);
-        assert_eq!(p.retry_after_limit(), Duration::from_secs(11));
+        assert_eq!(p.get_max(), 7);
+        assert_eq!(p.get_timeout(), Some(Duration::from_secs(2)));
+        assert_eq!(p.get_deadline(), Some(Duration::from_secs(12)));
+        assert!(std::ptr::eq(p.get_budget().unwrap(), &BUDGET));
+        assert_eq!(p.get_nested(), Nested::Retry);
+        assert_eq!(p.get_base(), Duration::from_millis(5));
+        assert_eq!(p.get_cap(), Duration::from_secs(9));
+        assert_eq!(p.get_jitter(), Jitter::Equal);
+        assert_eq!(p.get_on(), RetryOn::RATE_LIMITED);
+        assert_eq!(p.get_max_retry_after(), Duration::from_secs(11));
     }
 
     #[test]
@@ -528,11 +528,11 @@ mod tests {
             .base(Duration::MAX)
             .cap(Duration::MAX)
             .max_retry_after(Duration::MAX);
-        assert_eq!(p.base_delay(), Duration::from_nanos(u64::MAX));
-        assert_eq!(p.delay_cap(), Duration::from_nanos(u64::MAX));
-        assert_eq!(p.retry_after_limit(), Duration::from_nanos(u64::MAX));
+        assert_eq!(p.get_base(), Duration::from_nanos(u64::MAX));
+        assert_eq!(p.get_cap(), Duration::from_nanos(u64::MAX));
+        assert_eq!(p.get_max_retry_after(), Duration::from_nanos(u64::MAX));
         let p = Policy::new().timeout(Duration::MAX).deadline(Duration::MAX);
-        assert_eq!(p.attempt_timeout(), Some(Duration::from_nanos(u64::MAX)));
-        assert_eq!(p.call_deadline(), Some(Duration::from_nanos(u64::MAX)));
+        assert_eq!(p.get_timeout(), Some(Duration::from_nanos(u64::MAX)));
+        assert_eq!(p.get_deadline(), Some(Duration::from_nanos(u64::MAX)));
     }
 }

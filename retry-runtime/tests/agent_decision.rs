@@ -216,7 +216,7 @@ async fn the_async_forms_behave_alike() {
 #[test]
 fn defaults() {
     assert_eq!(DecisionRetry::default(), DecisionRetry::DEFAULT);
-    assert_eq!(DecisionRetry::new().reasks_limit(), 2);
+    assert_eq!(DecisionRetry::new().get_max_reasks(), 2);
 }
 
 /// An agent task that decides with [`DecisionRetry::run_async`] can be
@@ -270,7 +270,7 @@ async fn the_async_forms_can_be_spawned_on_a_multi_thread_runtime() {
 #[test]
 fn an_unbounded_reask_limit_neither_overflows_nor_changes_the_loop() {
     let decide = DecisionRetry::new().max_reasks(u32::MAX);
-    assert_eq!(decide.reasks_limit(), u32::MAX);
+    assert_eq!(decide.get_max_reasks(), u32::MAX);
     let mut generations = 0;
     let decision = decide.run(
         |reask| {

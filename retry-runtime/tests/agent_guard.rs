@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use tenacious_runtime::agent::{
-    Cost, Exhausted, Fingerprint, GuardConfig, Repeat, TaskGuard, Verdict,
+    Cost, Fingerprint, Repeat, TaskGuard, TaskGuardConfig, TaskLimit, Verdict,
 };
 use tenacious_runtime::{Classify, ErrorClass};
 
@@ -37,17 +37,17 @@ fn reflect(tool: &str, class: ErrorClass, failures: u32) -> Verdict {
 
 #[test]
 fn defaults() {
-    let config = GuardConfig::default();
-    assert_eq!(config.rounds_limit(), 10);
-    assert_eq!(config.switch_threshold(), 3);
-    assert_eq!(config.time_limit(), None);
-    assert_eq!(config.tokens_limit(), None);
-    assert_eq!(config.money_limit_micros(), None);
+    let config = TaskGuardConfig::default();
+    assert_eq!(config.get_max_rounds(), 10);
+    assert_eq!(config.get_switch_after(), 3);
+    assert_eq!(config.get_max_time(), None);
+    assert_eq!(config.get_max_tokens(), None);
+    assert_eq!(config.get_max_money_micros(), None);
 }
 
 #[test]
 fn successes_continue_until_the_rounds_run_out() {
-    let mut guard = TaskGuard::new(GuardConfig::new());
+    let mut guard = TaskGuard::new(TaskGuardConfig::new());
     for left in (1..10).rev() {
         assert_eq!(
             guard.succeeded("search"),
@@ -55,20 +55,20 @@ fn successes_continue_until_the_rounds_run_out() {
         );
     }
     let last = guard.succeeded("search");
-    assert_eq!(last, Verdict::OutOfBudget(Exhausted::Rounds { max: 10 }));
+    assert_eq!(last, Verdict::OutOfBudget(TaskLimit::Rounds { max: 10 }));
     assert!(last.is_final());
     assert_eq!(last.reason(), "out of budget: all 10 rounds used");
     // Ignoring the verdict does not buy more rounds.
     assert_eq!(
         guard.succeeded("search"),
-        Verdict::OutOfBudget(Exhausted::Rounds { max: 10 })
+        Verdict::OutOfBudget(TaskLimit::Rounds { max: 10 })
     );
     assert_eq!(guard.rounds(), 11);
 }
 
 #[test]
 fn a_failure_is_handed_back_to_the_model() {
-    let mut guard = TaskGuard::new(GuardConfig::new());
+    let mut guard = TaskGuard::new(TaskGuardConfig::new());
     let verdict = guard.failed("search", "q=rust", &INVALID);
     assert_eq!(verdict, reflect("search", ErrorClass::Invalid, 1));
     assert!(!verdict.is_final());
@@ -80,7 +80,7 @@ fn a_failure_is_handed_back_to_the_model() {
 
 #[test]
 fn the_same_tool_failing_with_the_same_class_switches_direction() {
-    let mut guard = TaskGuard::new(GuardConfig::new());
+    let mut guard = TaskGuard::new(TaskGuardConfig::new());
     // Different arguments each time: only tool + class repeats.
     assert_eq!(
         guard.failed("search", "q=1", &TRANSIENT),
@@ -108,7 +108,7 @@ fn the_same_tool_failing_with_the_same_class_switches_direction() {
 
 #[test]
 fn an_identical_call_failing_repeatedly_switches_direction_whatever_the_class() {
-    let mut guard = TaskGuard::new(GuardConfig::new());
+    let mut guard = TaskGuard::new(TaskGuardConfig::new());
     let args = r#"{"id":42}"#;
     assert!(matches!(
         guard.failed("fetch", args, &TRANSIENT),
@@ -135,7 +135,7 @@ fn an_identical_call_failing_repeatedly_switches_direction_whatever_the_class() 
 
 #[test]
 fn the_same_tool_with_varying_classes_and_arguments_does_not_switch() {
-    let mut guard = TaskGuard::new(GuardConfig::new());
+    let mut guard = TaskGuard::new(TaskGuardConfig::new());
     let classes = [
         ErrorClass::Transient,
         ErrorClass::Invalid,
@@ -152,7 +152,7 @@ fn the_same_tool_with_varying_classes_and_arguments_does_not_switch() {
 
 #[test]
 fn flip_flopping_between_two_failing_approaches_is_caught() {
-    let mut guard = TaskGuard::new(GuardConfig::new());
+    let mut guard = TaskGuard::new(TaskGuardConfig::new());
     let mut verdicts = Vec::new();
     for _ in 0..3 {
         verdicts.push(guard.failed("search", "web", &TRANSIENT));
@@ -176,7 +176,7 @@ fn flip_flopping_between_two_failing_approaches_is_caught() {
 
 #[test]
 fn a_success_of_the_tool_restarts_its_count_and_only_its_own() {
-    let mut guard = TaskGuard::new(GuardConfig::new());
+    let mut guard = TaskGuard::new(TaskGuardConfig::new());
     guard.failed("search", "a", &TRANSIENT);
     guard.failed("search", "a", &TRANSIENT);
     guard.failed("fetch", "x", &TRANSIENT);
@@ -198,7 +198,7 @@ fn a_success_of_the_tool_restarts_its_count_and_only_its_own() {
 
 #[test]
 fn after_a_switch_the_count_starts_over() {
-    let mut guard = TaskGuard::new(GuardConfig::new().max_rounds(100));
+    let mut guard = TaskGuard::new(TaskGuardConfig::new().max_rounds(100));
     let mut switched_at = Vec::new();
     for round in 1..=9 {
         if let Verdict::SwitchDirection { .. } = guard.failed("search", "same", &TRANSIENT) {
@@ -211,7 +211,7 @@ fn after_a_switch_the_count_starts_over() {
 
 #[test]
 fn a_fatal_error_escalates_at_once_and_for_good() {
-    let mut guard = TaskGuard::new(GuardConfig::new().max_rounds(1));
+    let mut guard = TaskGuard::new(TaskGuardConfig::new().max_rounds(1));
     // Even on the last round, and before any streak: escalation comes first.
     let verdict = guard.failed("deploy", "prod", &FATAL);
     let expected = Verdict::Escalate {
@@ -231,25 +231,25 @@ fn a_fatal_error_escalates_at_once_and_for_good() {
 
 #[test]
 fn running_out_of_budget_wins_over_a_switch() {
-    let mut guard = TaskGuard::new(GuardConfig::new().max_rounds(3));
+    let mut guard = TaskGuard::new(TaskGuardConfig::new().max_rounds(3));
     guard.failed("search", "q", &TRANSIENT);
     guard.failed("search", "q", &TRANSIENT);
     assert_eq!(
         guard.failed("search", "q", &TRANSIENT),
-        Verdict::OutOfBudget(Exhausted::Rounds { max: 3 })
+        Verdict::OutOfBudget(TaskLimit::Rounds { max: 3 })
     );
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_time_budget_follows_tokios_clock() {
-    let mut guard = TaskGuard::new(GuardConfig::new().max_time(Duration::from_secs(30)));
+    let mut guard = TaskGuard::new(TaskGuardConfig::new().max_time(Duration::from_secs(30)));
     tokio::time::advance(Duration::from_secs(29)).await;
     assert_eq!(guard.elapsed(), Duration::from_secs(29));
     assert!(matches!(guard.succeeded("plan"), Verdict::Continue { .. }));
-    assert_eq!(guard.exhausted(), None);
+    assert_eq!(guard.limit_reached(), None);
 
     tokio::time::advance(Duration::from_secs(1)).await;
-    let out = Verdict::OutOfBudget(Exhausted::Time {
+    let out = Verdict::OutOfBudget(TaskLimit::Time {
         limit: Duration::from_secs(30),
         elapsed: Duration::from_secs(30),
     });
@@ -262,26 +262,30 @@ async fn the_time_budget_follows_tokios_clock() {
 
 #[test]
 fn the_cost_budgets_count_what_the_caller_charges() {
-    let mut guard = TaskGuard::new(GuardConfig::new().max_tokens(1_000).max_money_micros(500));
+    let mut guard = TaskGuard::new(
+        TaskGuardConfig::new()
+            .max_tokens(1_000)
+            .max_money_micros(500),
+    );
     guard.charge(Cost::tokens(999) + Cost::money_micros(100));
     assert!(matches!(guard.succeeded("plan"), Verdict::Continue { .. }));
     guard.charge(Cost::tokens(1));
     assert_eq!(
         guard.succeeded("plan"),
-        Verdict::OutOfBudget(Exhausted::Tokens {
+        Verdict::OutOfBudget(TaskLimit::Tokens {
             limit: 1_000,
             spent: 1_000
         })
     );
 
-    let mut guard = TaskGuard::new(GuardConfig::new().max_money_micros(500));
+    let mut guard = TaskGuard::new(TaskGuardConfig::new().max_money_micros(500));
     guard.charge(Cost::money_micros(499));
-    assert_eq!(guard.exhausted(), None);
+    assert_eq!(guard.limit_reached(), None);
     guard.charge(Cost::money_micros(2));
     let out = guard.failed("search", "q", &INVALID);
     assert_eq!(
         out,
-        Verdict::OutOfBudget(Exhausted::Money {
+        Verdict::OutOfBudget(TaskLimit::Money {
             limit_micros: 500,
             spent_micros: 501
         })
@@ -301,32 +305,32 @@ fn the_cost_budgets_count_what_the_caller_charges() {
 
 #[test]
 fn hostile_settings_and_charges_neither_panic_nor_wrap() {
-    let config = GuardConfig::new().max_rounds(0).switch_after(0);
-    assert_eq!((config.rounds_limit(), config.switch_threshold()), (1, 1));
+    let config = TaskGuardConfig::new().max_rounds(0).switch_after(0);
+    assert_eq!((config.get_max_rounds(), config.get_switch_after()), (1, 1));
 
-    let mut guard = TaskGuard::new(GuardConfig::new().switch_after(0).max_rounds(u32::MAX));
+    let mut guard = TaskGuard::new(TaskGuardConfig::new().switch_after(0).max_rounds(u32::MAX));
     assert!(matches!(
         guard.failed("search", "q", &TRANSIENT),
         Verdict::SwitchDirection { failures: 1, .. }
     ));
 
-    let mut guard = TaskGuard::new(GuardConfig::new().max_tokens(u64::MAX));
+    let mut guard = TaskGuard::new(TaskGuardConfig::new().max_tokens(u64::MAX));
     guard.charge(Cost::tokens(u64::MAX));
     guard.charge(Cost::tokens(u64::MAX));
     assert_eq!(guard.spent().tokens, u64::MAX);
     assert!(guard.succeeded("plan").is_final());
 
     // A zero budget is spent before anything starts.
-    let guard = TaskGuard::new(GuardConfig::new().max_tokens(0));
+    let guard = TaskGuard::new(TaskGuardConfig::new().max_tokens(0));
     assert_eq!(
-        guard.exhausted(),
-        Some(Exhausted::Tokens { limit: 0, spent: 0 })
+        guard.limit_reached(),
+        Some(TaskLimit::Tokens { limit: 0, spent: 0 })
     );
 }
 
 #[test]
 fn record_dispatches_on_the_result() {
-    let mut guard = TaskGuard::new(GuardConfig::new());
+    let mut guard = TaskGuard::new(TaskGuardConfig::new());
     let ok: Result<&str, Fail> = Ok("hits");
     let err: Result<&str, Fail> = Err(INVALID);
     assert_eq!(

@@ -41,7 +41,7 @@ fn out_of_range_rates_are_clamped_never_panic() {
         (f64::NEG_INFINITY, 0.0),
     ] {
         let chaos = Chaos::new(0).rate(given);
-        assert_eq!(chaos.failure_rate(), used, "{given}");
+        assert_eq!(chaos.get_rate(), used, "{given}");
         let _ = chaos.roll();
     }
 }

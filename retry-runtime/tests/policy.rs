@@ -171,7 +171,7 @@ async fn a_rate_limit_hint_is_waited_at_least_and_boundedly_more() {
         assert_eq!(events.len(), 1);
         // At least the hint; at most the first backoff window more (and a
         // timer tick).
-        let window = Policy::new().base_delay();
+        let window = Policy::new().get_base();
         assert!(events[0].delay >= hint && events[0].delay <= hint + window);
         assert!(
             elapsed >= hint && elapsed <= hint + window + TICK,
@@ -181,7 +181,7 @@ async fn a_rate_limit_hint_is_waited_at_least_and_boundedly_more() {
     // Without jitter, the hint and the first backoff ceiling.
     let op = Op::failing_first(1, Fault::RateLimited(Some(hint)));
     let (_, _, elapsed) = run(&Policy::new().jitter(Jitter::None), &op).await;
-    assert_eq!(elapsed, hint + Policy::new().base_delay());
+    assert_eq!(elapsed, hint + Policy::new().get_base());
 }
 
 #[tokio::test(start_paused = true)]
@@ -197,7 +197,7 @@ async fn a_long_hint_is_not_capped_by_cap() {
     // The hint in full, plus the (capped) backoff on top.
     assert_eq!(
         elapsed,
-        hint + Duration::from_secs(1).min(policy.base_delay())
+        hint + Duration::from_secs(1).min(policy.get_base())
     );
 }
 

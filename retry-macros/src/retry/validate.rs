@@ -294,11 +294,8 @@ mod tests {
     #[test]
     fn the_default_backoff_is_the_runtimes() {
         let policy = tenacious::Policy::DEFAULT;
-        assert_eq!(
-            u128::from(DEFAULT_BASE_NANOS),
-            policy.base_delay().as_nanos()
-        );
-        assert_eq!(u128::from(DEFAULT_CAP_NANOS), policy.delay_cap().as_nanos());
+        assert_eq!(u128::from(DEFAULT_BASE_NANOS), policy.get_base().as_nanos());
+        assert_eq!(u128::from(DEFAULT_CAP_NANOS), policy.get_cap().as_nanos());
     }
 
     fn errors(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> Vec<String> {

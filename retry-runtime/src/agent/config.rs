@@ -1,30 +1,30 @@
-//! [`GuardConfig`]: the limits a [`TaskGuard`](super::TaskGuard) enforces.
+//! [`TaskGuardConfig`]: the limits a [`TaskGuard`](super::TaskGuard) enforces.
 use std::time::Duration;
 
 /// The limits a [`TaskGuard`](super::TaskGuard) enforces.
 ///
 /// | setting | builder | default |
 /// |---|---|---|
-/// | rounds (tool calls) per task | [`max_rounds`](GuardConfig::max_rounds) | 10 |
-/// | failures in a row before a direction switch | [`switch_after`](GuardConfig::switch_after) | 3 |
-/// | wall time per task | [`max_time`](GuardConfig::max_time) | unlimited |
-/// | tokens per task | [`max_tokens`](GuardConfig::max_tokens) | unlimited |
-/// | money per task, in millionths | [`max_money_micros`](GuardConfig::max_money_micros) | unlimited |
+/// | rounds (tool calls) per task | [`max_rounds`](TaskGuardConfig::max_rounds) | 10 |
+/// | failures in a row before a direction switch | [`switch_after`](TaskGuardConfig::switch_after) | 3 |
+/// | wall time per task | [`max_time`](TaskGuardConfig::max_time) | unlimited |
+/// | tokens per task | [`max_tokens`](TaskGuardConfig::max_tokens) | unlimited |
+/// | money per task, in millionths | [`max_money_micros`](TaskGuardConfig::max_money_micros) | unlimited |
 ///
 /// ```
 /// use std::time::Duration;
-/// use tenacious::agent::GuardConfig;
+/// use tenacious::agent::TaskGuardConfig;
 ///
-/// const GUARD: GuardConfig = GuardConfig::new()
+/// const GUARD: TaskGuardConfig = TaskGuardConfig::new()
 ///     .max_rounds(20)
 ///     .switch_after(2)
 ///     .max_time(Duration::from_secs(120))
 ///     .max_tokens(50_000);
-/// assert_eq!(GUARD.rounds_limit(), 20);
-/// assert_eq!(GuardConfig::default(), GuardConfig::DEFAULT);
+/// assert_eq!(GUARD.get_max_rounds(), 20);
+/// assert_eq!(TaskGuardConfig::default(), TaskGuardConfig::DEFAULT);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct GuardConfig {
+pub struct TaskGuardConfig {
     max_rounds: u32,
     switch_after: u32,
     max_time: Option<Duration>,
@@ -32,7 +32,7 @@ pub struct GuardConfig {
     max_money_micros: Option<u64>,
 }
 
-impl GuardConfig {
+impl TaskGuardConfig {
     /// The defaults: 10 rounds, a direction switch after 3 failures in a
     /// row, no time or cost limit.
     pub const DEFAULT: Self = Self {
@@ -43,7 +43,7 @@ impl GuardConfig {
         max_money_micros: None,
     };
 
-    /// The defaults, [`GuardConfig::DEFAULT`].
+    /// The defaults, [`TaskGuardConfig::DEFAULT`].
     #[must_use]
     pub const fn new() -> Self {
         Self::DEFAULT
@@ -52,9 +52,9 @@ impl GuardConfig {
     /// Rounds (tool calls) a task may make. Default: 10. `0` is taken as 1.
     ///
     /// ```
-    /// use tenacious::agent::GuardConfig;
+    /// use tenacious::agent::TaskGuardConfig;
     ///
-    /// assert_eq!(GuardConfig::new().max_rounds(0).rounds_limit(), 1);
+    /// assert_eq!(TaskGuardConfig::new().max_rounds(0).get_max_rounds(), 1);
     /// ```
     #[must_use]
     pub const fn max_rounds(self, rounds: u32) -> Self {
@@ -69,9 +69,9 @@ impl GuardConfig {
     /// `0` is taken as 1 (switch after every failure).
     ///
     /// ```
-    /// use tenacious::agent::GuardConfig;
+    /// use tenacious::agent::TaskGuardConfig;
     ///
-    /// assert_eq!(GuardConfig::new().switch_after(5).switch_threshold(), 5);
+    /// assert_eq!(TaskGuardConfig::new().switch_after(5).get_switch_after(), 5);
     /// ```
     #[must_use]
     pub const fn switch_after(self, failures: u32) -> Self {
@@ -87,10 +87,10 @@ impl GuardConfig {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tenacious::agent::GuardConfig;
+    /// use tenacious::agent::TaskGuardConfig;
     ///
-    /// let config = GuardConfig::new().max_time(Duration::from_secs(60));
-    /// assert_eq!(config.time_limit(), Some(Duration::from_secs(60)));
+    /// let config = TaskGuardConfig::new().max_time(Duration::from_secs(60));
+    /// assert_eq!(config.get_max_time(), Some(Duration::from_secs(60)));
     /// ```
     #[must_use]
     pub const fn max_time(self, limit: Duration) -> Self {
@@ -104,9 +104,9 @@ impl GuardConfig {
     /// Default: unlimited.
     ///
     /// ```
-    /// use tenacious::agent::GuardConfig;
+    /// use tenacious::agent::TaskGuardConfig;
     ///
-    /// assert_eq!(GuardConfig::new().max_tokens(8_000).tokens_limit(), Some(8_000));
+    /// assert_eq!(TaskGuardConfig::new().max_tokens(8_000).get_max_tokens(), Some(8_000));
     /// ```
     #[must_use]
     pub const fn max_tokens(self, limit: u64) -> Self {
@@ -120,10 +120,10 @@ impl GuardConfig {
     /// charged with [`TaskGuard::charge`](super::TaskGuard::charge). Default: unlimited.
     ///
     /// ```
-    /// use tenacious::agent::GuardConfig;
+    /// use tenacious::agent::TaskGuardConfig;
     ///
     /// // 5 cents, in micro-dollars
-    /// assert_eq!(GuardConfig::new().max_money_micros(50_000).money_limit_micros(), Some(50_000));
+    /// assert_eq!(TaskGuardConfig::new().max_money_micros(50_000).get_max_money_micros(), Some(50_000));
     /// ```
     #[must_use]
     pub const fn max_money_micros(self, limit: u64) -> Self {
@@ -135,37 +135,37 @@ impl GuardConfig {
 
     /// The rounds limit.
     #[must_use]
-    pub const fn rounds_limit(&self) -> u32 {
+    pub const fn get_max_rounds(&self) -> u32 {
         self.max_rounds
     }
 
     /// The failures in a row that trigger a direction switch.
     #[must_use]
-    pub const fn switch_threshold(&self) -> u32 {
+    pub const fn get_switch_after(&self) -> u32 {
         self.switch_after
     }
 
     /// The wall-time limit, if any.
     #[must_use]
-    pub const fn time_limit(&self) -> Option<Duration> {
+    pub const fn get_max_time(&self) -> Option<Duration> {
         self.max_time
     }
 
     /// The token limit, if any.
     #[must_use]
-    pub const fn tokens_limit(&self) -> Option<u64> {
+    pub const fn get_max_tokens(&self) -> Option<u64> {
         self.max_tokens
     }
 
     /// The money limit in millionths, if any.
     #[must_use]
-    pub const fn money_limit_micros(&self) -> Option<u64> {
+    pub const fn get_max_money_micros(&self) -> Option<u64> {
         self.max_money_micros
     }
 }
 
-impl Default for GuardConfig {
-    /// [`GuardConfig::DEFAULT`].
+impl Default for TaskGuardConfig {
+    /// [`TaskGuardConfig::DEFAULT`].
     fn default() -> Self {
         Self::DEFAULT
     }

@@ -237,8 +237,8 @@ impl DecisionRetry {
     /// ```
     /// use tenacious::agent::DecisionRetry;
     ///
-    /// assert_eq!(DecisionRetry::new().reasks_limit(), 2);
-    /// assert_eq!(DecisionRetry::new().max_reasks(0).reasks_limit(), 0);
+    /// assert_eq!(DecisionRetry::new().get_max_reasks(), 2);
+    /// assert_eq!(DecisionRetry::new().max_reasks(0).get_max_reasks(), 0);
     /// ```
     #[must_use]
     pub const fn max_reasks(self, reasks: u32) -> Self {
@@ -247,7 +247,7 @@ impl DecisionRetry {
 
     /// The re-ask limit.
     #[must_use]
-    pub const fn reasks_limit(&self) -> u32 {
+    pub const fn get_max_reasks(&self) -> u32 {
         self.max_reasks
     }
 

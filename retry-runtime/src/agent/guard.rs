@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{Cost, Exhausted, Fingerprint, GuardConfig, Repeat, Verdict};
+use super::{Cost, Fingerprint, Repeat, TaskGuardConfig, TaskLimit, Verdict};
 use crate::{Classify, ErrorClass};
 
 /// A run of failures the guard counts; `tool` is the first field of both so
@@ -37,7 +37,7 @@ impl Run {
 /// 2. `OutOfBudget` if the rounds, time, tokens or money are used up;
 /// 3. `SwitchDirection` if the same call (tool and [`Fingerprint`]) or the
 ///    same tool with the same class has now failed
-///    [`switch_after`](GuardConfig::switch_after) times with no success of
+///    [`switch_after`](TaskGuardConfig::switch_after) times with no success of
 ///    that tool in between; the count for that tool then starts over;
 /// 4. `Reflect` otherwise.
 ///
@@ -49,11 +49,11 @@ impl Run {
 /// pause and advance; the guard itself never sleeps.
 ///
 /// ```
-/// use tenacious::agent::{GuardConfig, Repeat, TaskGuard, Verdict};
+/// use tenacious::agent::{TaskGuardConfig, Repeat, TaskGuard, Verdict};
 /// use tenacious::ErrorClass;
 ///
 /// let timeout = std::io::Error::from(std::io::ErrorKind::TimedOut);
-/// let mut guard = TaskGuard::new(GuardConfig::new());
+/// let mut guard = TaskGuard::new(TaskGuardConfig::new());
 /// let args = r#"{"query":"weather in Paris"}"#;
 ///
 /// assert!(matches!(guard.failed("search", args, &timeout), Verdict::Reflect { failures: 1, .. }));
@@ -66,7 +66,7 @@ impl Run {
 /// ```
 #[derive(Debug)]
 pub struct TaskGuard {
-    config: GuardConfig,
+    config: TaskGuardConfig,
     started: Instant,
     rounds: u32,
     spent: Cost,
@@ -79,15 +79,15 @@ impl TaskGuard {
     /// Starts guarding a task: the time limit counts from now.
     ///
     /// ```
-    /// use tenacious::agent::{Cost, GuardConfig, TaskGuard};
+    /// use tenacious::agent::{Cost, TaskGuardConfig, TaskGuard};
     ///
-    /// let guard = TaskGuard::new(GuardConfig::new());
+    /// let guard = TaskGuard::new(TaskGuardConfig::new());
     /// assert_eq!(guard.rounds(), 0);
     /// assert_eq!(guard.spent(), Cost::ZERO);
-    /// assert_eq!(guard.exhausted(), None);
+    /// assert_eq!(guard.limit_reached(), None);
     /// ```
     #[must_use]
-    pub fn new(config: GuardConfig) -> Self {
+    pub fn new(config: TaskGuardConfig) -> Self {
         Self {
             config,
             started: Instant::now(),
@@ -103,15 +103,15 @@ impl TaskGuard {
     /// limit shows in the next verdict and in [`exhausted`](TaskGuard::exhausted).
     ///
     /// ```
-    /// use tenacious::agent::{Cost, Exhausted, GuardConfig, TaskGuard, Verdict};
+    /// use tenacious::agent::{Cost, TaskLimit, TaskGuardConfig, TaskGuard, Verdict};
     ///
-    /// let mut guard = TaskGuard::new(GuardConfig::new().max_tokens(1_000));
+    /// let mut guard = TaskGuard::new(TaskGuardConfig::new().max_tokens(1_000));
     /// guard.charge(Cost::tokens(600));
     /// assert!(matches!(guard.succeeded("plan"), Verdict::Continue { .. }));
     /// guard.charge(Cost::tokens(600));
     /// assert_eq!(
     ///     guard.succeeded("plan"),
-    ///     Verdict::OutOfBudget(Exhausted::Tokens { limit: 1_000, spent: 1_200 })
+    ///     Verdict::OutOfBudget(TaskLimit::Tokens { limit: 1_000, spent: 1_200 })
     /// );
     /// ```
     pub fn charge(&mut self, cost: Cost) {
@@ -121,11 +121,11 @@ impl TaskGuard {
     /// Records a successful round of `tool`.
     ///
     /// ```
-    /// use tenacious::agent::{Exhausted, GuardConfig, TaskGuard, Verdict};
+    /// use tenacious::agent::{TaskLimit, TaskGuardConfig, TaskGuard, Verdict};
     ///
-    /// let mut guard = TaskGuard::new(GuardConfig::new().max_rounds(2));
+    /// let mut guard = TaskGuard::new(TaskGuardConfig::new().max_rounds(2));
     /// assert_eq!(guard.succeeded("search"), Verdict::Continue { rounds_left: 1 });
-    /// assert_eq!(guard.succeeded("fetch"), Verdict::OutOfBudget(Exhausted::Rounds { max: 2 }));
+    /// assert_eq!(guard.succeeded("fetch"), Verdict::OutOfBudget(TaskLimit::Rounds { max: 2 }));
     /// ```
     pub fn succeeded(&mut self, tool: &str) -> Verdict {
         self.rounds = self.rounds.saturating_add(1);
@@ -133,10 +133,10 @@ impl TaskGuard {
             return escalated.clone();
         }
         self.runs.retain(|run, _| run.tool() != tool);
-        match self.exhausted() {
+        match self.limit_reached() {
             Some(exhausted) => Verdict::OutOfBudget(exhausted),
             None => Verdict::Continue {
-                rounds_left: self.config.rounds_limit().saturating_sub(self.rounds),
+                rounds_left: self.config.get_max_rounds().saturating_sub(self.rounds),
             },
         }
     }
@@ -146,9 +146,9 @@ impl TaskGuard {
     /// call layer made. The verdict follows the order on [`TaskGuard`].
     ///
     /// ```
-    /// use tenacious::agent::{GuardConfig, TaskGuard, Verdict};
+    /// use tenacious::agent::{TaskGuardConfig, TaskGuard, Verdict};
     ///
-    /// let mut guard = TaskGuard::new(GuardConfig::new());
+    /// let mut guard = TaskGuard::new(TaskGuardConfig::new());
     /// let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
     /// let verdict = guard.failed("deploy", "prod", &denied);
     /// assert!(matches!(verdict, Verdict::Escalate { variant: "PermissionDenied", .. }));
@@ -178,10 +178,10 @@ impl TaskGuard {
         let fingerprint = Fingerprint::of(args);
         let same_call = self.bump(Run::Call(tool.to_owned(), fingerprint));
         let same_class = self.bump(Run::Class(tool.to_owned(), class));
-        if let Some(exhausted) = self.exhausted() {
+        if let Some(exhausted) = self.limit_reached() {
             return Verdict::OutOfBudget(exhausted);
         }
-        let threshold = self.config.switch_threshold();
+        let threshold = self.config.get_switch_after();
         let repeat = if same_call >= threshold {
             Some((Repeat::SameCall(fingerprint), same_call))
         } else if same_class >= threshold {
@@ -213,9 +213,9 @@ impl TaskGuard {
     /// by the round's result.
     ///
     /// ```
-    /// use tenacious::agent::{GuardConfig, TaskGuard, Verdict};
+    /// use tenacious::agent::{TaskGuardConfig, TaskGuard, Verdict};
     ///
-    /// let mut guard = TaskGuard::new(GuardConfig::new());
+    /// let mut guard = TaskGuard::new(TaskGuardConfig::new());
     /// let result: Result<u32, std::io::Error> = Ok(7);
     /// assert!(matches!(guard.record("count", &(), &result), Verdict::Continue { .. }));
     /// ```
@@ -240,42 +240,42 @@ impl TaskGuard {
     /// start. Checked in this order: rounds, time, tokens, money.
     ///
     /// ```
-    /// use tenacious::agent::{Cost, Exhausted, GuardConfig, TaskGuard};
+    /// use tenacious::agent::{Cost, TaskLimit, TaskGuardConfig, TaskGuard};
     ///
-    /// let mut guard = TaskGuard::new(GuardConfig::new().max_money_micros(10_000));
-    /// assert_eq!(guard.exhausted(), None);
+    /// let mut guard = TaskGuard::new(TaskGuardConfig::new().max_money_micros(10_000));
+    /// assert_eq!(guard.limit_reached(), None);
     /// guard.charge(Cost::money_micros(10_000));
     /// assert_eq!(
-    ///     guard.exhausted(),
-    ///     Some(Exhausted::Money { limit_micros: 10_000, spent_micros: 10_000 })
+    ///     guard.limit_reached(),
+    ///     Some(TaskLimit::Money { limit_micros: 10_000, spent_micros: 10_000 })
     /// );
     /// ```
     #[must_use]
-    pub fn exhausted(&self) -> Option<Exhausted> {
+    pub fn limit_reached(&self) -> Option<TaskLimit> {
         let config = &self.config;
-        if self.rounds >= config.rounds_limit() {
-            return Some(Exhausted::Rounds {
-                max: config.rounds_limit(),
+        if self.rounds >= config.get_max_rounds() {
+            return Some(TaskLimit::Rounds {
+                max: config.get_max_rounds(),
             });
         }
-        if let Some(limit) = config.time_limit() {
+        if let Some(limit) = config.get_max_time() {
             let elapsed = self.elapsed();
             if elapsed >= limit {
-                return Some(Exhausted::Time { limit, elapsed });
+                return Some(TaskLimit::Time { limit, elapsed });
             }
         }
-        if let Some(limit) = config.tokens_limit()
+        if let Some(limit) = config.get_max_tokens()
             && self.spent.tokens >= limit
         {
-            return Some(Exhausted::Tokens {
+            return Some(TaskLimit::Tokens {
                 limit,
                 spent: self.spent.tokens,
             });
         }
-        if let Some(limit_micros) = config.money_limit_micros()
+        if let Some(limit_micros) = config.get_max_money_micros()
             && self.spent.money_micros >= limit_micros
         {
-            return Some(Exhausted::Money {
+            return Some(TaskLimit::Money {
                 limit_micros,
                 spent_micros: self.spent.money_micros,
             });
@@ -309,7 +309,7 @@ impl TaskGuard {
 
     /// The limits in force.
     #[must_use]
-    pub const fn config(&self) -> &GuardConfig {
+    pub const fn config(&self) -> &TaskGuardConfig {
         &self.config
     }
 }

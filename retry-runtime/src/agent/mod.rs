@@ -18,9 +18,9 @@
 //!   result that says why.
 //!
 //! ```
-//! use tenacious::agent::{GuardConfig, Observation, TaskGuard, Verdict};
+//! use tenacious::agent::{TaskGuardConfig, Observation, TaskGuard, Verdict};
 //!
-//! let mut guard = TaskGuard::new(GuardConfig::new().max_rounds(5));
+//! let mut guard = TaskGuard::new(TaskGuardConfig::new().max_rounds(5));
 //! let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
 //!
 //! // One round: the model called `read_file`, the call layer gave up.
@@ -37,10 +37,10 @@ mod guard;
 mod observation;
 mod verdict;
 
-pub use config::GuardConfig;
+pub use config::TaskGuardConfig;
 pub use cost::Cost;
 pub use decision::{Decision, DecisionRetry, Degraded, Reask};
 pub use fingerprint::Fingerprint;
 pub use guard::TaskGuard;
 pub use observation::{Observation, Status};
-pub use verdict::{Exhausted, Repeat, Verdict};
+pub use verdict::{Repeat, TaskLimit, Verdict};

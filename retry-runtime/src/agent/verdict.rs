@@ -1,6 +1,6 @@
 //! [`Verdict`]: what the agent loop should do after a round and why, with
 //! what repeated itself ([`Repeat`]) and which limit ran out
-//! ([`Exhausted`]).
+//! ([`TaskLimit`]).
 use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
@@ -20,7 +20,7 @@ pub enum Repeat {
 
 /// Which limit a task ran into, in a [`Verdict::OutOfBudget`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Exhausted {
+pub enum TaskLimit {
     /// Every allowed round was used.
     Rounds {
         /// The limit.
@@ -49,7 +49,7 @@ pub enum Exhausted {
     },
 }
 
-impl fmt::Display for Exhausted {
+impl fmt::Display for TaskLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Self::Rounds { max } => write!(f, "all {max} rounds used"),
@@ -74,9 +74,9 @@ impl fmt::Display for Exhausted {
 /// [`reason`](Verdict::reason)) writes it for a person or a model.
 ///
 /// ```
-/// use tenacious::agent::{GuardConfig, TaskGuard, Verdict};
+/// use tenacious::agent::{TaskGuardConfig, TaskGuard, Verdict};
 ///
-/// let mut guard = TaskGuard::new(GuardConfig::new().max_rounds(3));
+/// let mut guard = TaskGuard::new(TaskGuardConfig::new().max_rounds(3));
 /// let verdict = guard.succeeded("search");
 /// assert_eq!(verdict, Verdict::Continue { rounds_left: 2 });
 /// assert_eq!(verdict.to_string(), "round succeeded; 2 rounds left");
@@ -122,16 +122,16 @@ pub enum Verdict {
         hint: Option<Cow<'static, str>>,
     },
     /// A limit was reached: stop, no further round may start.
-    OutOfBudget(Exhausted),
+    OutOfBudget(TaskLimit),
 }
 
 impl Verdict {
     /// Whether the task must stop: `Escalate` or `OutOfBudget`.
     ///
     /// ```
-    /// use tenacious::agent::{Exhausted, Verdict};
+    /// use tenacious::agent::{TaskLimit, Verdict};
     ///
-    /// assert!(Verdict::OutOfBudget(Exhausted::Rounds { max: 10 }).is_final());
+    /// assert!(Verdict::OutOfBudget(TaskLimit::Rounds { max: 10 }).is_final());
     /// assert!(!Verdict::Continue { rounds_left: 1 }.is_final());
     /// ```
     #[must_use]
@@ -142,9 +142,9 @@ impl Verdict {
     /// The reason, written for a person or a model (the same as `Display`).
     ///
     /// ```
-    /// use tenacious::agent::{Exhausted, Verdict};
+    /// use tenacious::agent::{TaskLimit, Verdict};
     ///
-    /// let verdict = Verdict::OutOfBudget(Exhausted::Tokens { limit: 1000, spent: 1200 });
+    /// let verdict = Verdict::OutOfBudget(TaskLimit::Tokens { limit: 1000, spent: 1200 });
     /// assert_eq!(verdict.reason(), "out of budget: 1200 of 1000 tokens spent");
     /// ```
     #[must_use]

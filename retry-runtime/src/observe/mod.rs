@@ -96,7 +96,7 @@ pub(crate) fn late_give_up(
 pub(crate) fn wants_clock(policy: &Policy) -> bool {
     #[cfg(feature = "tracing")]
     {
-        policy.call_stats().is_some() && events::enabled()
+        policy.get_stats().is_some() && events::enabled()
     }
     #[cfg(not(feature = "tracing"))]
     {
