@@ -501,7 +501,10 @@ fn a_records_reset_zeroes_its_counts() {
     assert_eq!(RESET.snapshot().attempts(), 2);
     RESET.reset();
     let stats = RESET.snapshot();
-    assert_eq!(counts(&stats), (0, 0, 0, 0, vec![0; 6], vec![]));
+    assert_eq!(
+        counts(&stats),
+        (0, 0, 0, 0, vec![0; StopReason::ALL.len()], vec![])
+    );
     // Still registered: it keeps its row.
     assert!(stats::snapshot().get("reset me").is_some());
 }

@@ -112,6 +112,16 @@ impl RetryBudget {
         self.capacity
     }
 
+    /// What a retry costs: [`TIMEOUT_RETRY_COST`](RetryBudget::TIMEOUT_RETRY_COST)
+    /// after an attempt that timed out, else [`RETRY_COST`](RetryBudget::RETRY_COST).
+    pub(crate) const fn retry_cost(after_timeout: bool) -> u32 {
+        if after_timeout {
+            Self::TIMEOUT_RETRY_COST
+        } else {
+            Self::RETRY_COST
+        }
+    }
+
     /// Takes `cost` tokens if there are that many; `false` leaves the
     /// bucket as it was.
     pub(crate) fn try_acquire(&self, cost: u32) -> bool {

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use crate::backoff::{self, with_thread_rng};
 use crate::clock::{Clock, MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, now_on};
+use crate::guard::{AttemptResult, NextAttempt, Outcome};
 use crate::hooks::{NotifyFn, WhenFn};
 use crate::key::IdempotencyKey;
 use crate::observe::{self, FailedAttempt};
-use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryBudget, RetryEvent, StopReason};
+use crate::{Admit, Classify, ErrorClass, Guard, Jitter, Nested, Policy, RetryEvent, StopReason};
 
 /// What the engine decided about a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,8 +27,8 @@ enum Plan {
 /// Created per call; after each attempt [`step`](Engine::step) says either
 /// `Break(result)` (return it) or `Continue(delay)` (sleep, then attempt
 /// again). Every reason to stop is decided here — class, `when`, `max`,
-/// server hints, the deadline, the budget, nesting — so `#[retry]` and the
-/// loops of [`Policy`] behave the same.
+/// server hints, the deadline, nesting, the guards and the budget — so
+/// `#[retry]` and the loops of [`Policy`] behave the same.
 ///
 /// It allocates nothing. It reads the clock when the call starts only if
 /// the policy has a deadline or a timeout, or (feature `tracing`) the call
@@ -46,11 +47,10 @@ pub struct Engine<'p> {
     // fields are packed: 56 bytes on 64-bit targets.
     /// Attempts made so far.
     attempts: u32,
-    /// `NESTED_ONCE`, `TIMED_OUT`, `BLOCKING`, `HAS_KEY`.
+    /// `NESTED_ONCE`, `TIMED_OUT`, `BLOCKING`, `HAS_KEY`, `PACE`,
+    /// `AFTER_TIMEOUT`.
     flags: u8,
     stop: Option<StopReason>,
-    /// Tokens the last retry took from the budget: what a success gives back.
-    last_cost: u8,
     /// The last backoff drawn, in nanoseconds, for decorrelated jitter.
     prev: u64,
     /// When the call's clock started (see the type's docs for when it is
@@ -71,10 +71,12 @@ const TIMED_OUT: u8 = 2;
 const BLOCKING: u8 = 4;
 /// `key` holds the call's key.
 const HAS_KEY: u8 = 8;
-
-// Both costs fit the engine's `last_cost`.
-const _: () = assert!(RetryBudget::TIMEOUT_RETRY_COST <= u8::MAX as u32);
-const _: () = assert!(RetryBudget::RETRY_COST <= u8::MAX as u32);
+/// The policy's guard is to be asked (again) just before the next attempt
+/// (see `pace.rs`).
+const PACE: u8 = 16;
+/// The attempt running (or about to) follows one that timed out: what the
+/// guards were told when they admitted it.
+const AFTER_TIMEOUT: u8 = 32;
 
 impl<'p> Engine<'p> {
     /// A call's engine before its first attempt; `nested_key` is the key
@@ -92,6 +94,9 @@ impl<'p> Engine<'p> {
         if clock == Clock::System {
             flags |= BLOCKING;
         }
+        if policy.get_guard().is_some() {
+            flags |= PACE;
+        }
         let start = if policy.deadline_nanos().is_some()
             || policy.timeout_nanos().is_some()
             || observe::wants_clock(policy)
@@ -105,7 +110,6 @@ impl<'p> Engine<'p> {
             attempts: 0,
             flags,
             stop: None,
-            last_cost: 0,
             prev: policy.base_nanos(),
             start,
             key: [0; 2],
@@ -156,12 +160,16 @@ impl<'p> Engine<'p> {
     /// 4. with a deadline, the next attempt would start, after that wait
     ///    and a tick of the timer's rounding, with less than
     ///    [`MIN_ATTEMPT`](crate::MIN_ATTEMPT) left: stop, [`StopReason::Deadline`];
-    /// 5. with a budget, it cannot pay for the retry (5 tokens, 10 after a
+    /// 5. with a [`Guard`], it refuses the retry ([`Admit::Stop`]): stop
+    ///    with its reason; a wait it asks for is added, and checked against
+    ///    the deadline again ([`StopReason::Deadline`]);
+    /// 6. with a budget, it cannot pay for the retry (5 tokens, 10 after a
     ///    timed-out attempt): stop, [`StopReason::Budget`].
     ///
     /// `notify` is called with the error and the delay just before
-    /// `Continue` is returned. A success gives the budget back what the
-    /// call's last retry took, or 1 token if it did not retry.
+    /// `Continue` is returned. The guards hear of every attempt's outcome:
+    /// so a success gives the budget back what the call's last retry took,
+    /// or 1 token if it did not retry.
     #[inline]
     pub fn step<T, E, W, N>(
         &mut self,
@@ -216,7 +224,7 @@ impl<'p> Engine<'p> {
     #[inline]
     fn succeeded(&mut self) {
         let policy = self.policy;
-        if self.attempts == 0 && policy.get_budget().is_none() {
+        if self.attempts == 0 && !has_guards(policy) {
             self.attempts = 1;
             if let Some(stats) = policy.get_stats() {
                 observe::clean_success(stats);
@@ -226,18 +234,11 @@ impl<'p> Engine<'p> {
         }
     }
 
-    /// A success after retries, or under a budget.
+    /// A success after retries, or under a guard or a budget.
     #[inline(never)]
     fn succeeded_otherwise(&mut self) {
         self.attempts = self.attempts.saturating_add(1);
-        if let Some(budget) = self.policy.get_budget() {
-            let refund = if self.last_cost > 0 {
-                u32::from(self.last_cost)
-            } else {
-                RetryBudget::SUCCESS_REFUND
-            };
-            budget.refund(refund);
-        }
+        self.tell_guards(self.attempts, AttemptResult::Success);
         if let Some(stats) = self.policy.get_stats() {
             observe::success(stats, self.attempts);
         }
@@ -260,7 +261,18 @@ impl<'p> Engine<'p> {
     {
         self.attempts = self.attempts.saturating_add(1);
         let class = error.classify();
-        let plan = self.decide(error, class, &mut when);
+        let hint = error.retry_after();
+        if has_guards(self.policy) {
+            self.tell_guards(
+                self.attempts,
+                AttemptResult::Failure {
+                    class,
+                    hint,
+                    timed_out: self.has(TIMED_OUT),
+                },
+            );
+        }
+        let plan = self.decide(error, class, hint, &mut when);
         if let Some(stats) = self.policy.get_stats() {
             let failed = FailedAttempt {
                 attempt: self.attempts,
@@ -297,7 +309,13 @@ impl<'p> Engine<'p> {
     // Every reason to stop is checked here and nowhere else (but for a
     // wake-up past the deadline, which `late` catches before the next
     // attempt starts).
-    fn decide<E, W>(&mut self, error: &E, class: ErrorClass, when: &mut W) -> Plan
+    fn decide<E, W>(
+        &mut self,
+        error: &E,
+        class: ErrorClass,
+        hint: Option<Duration>,
+        when: &mut W,
+    ) -> Plan
     where
         E: Classify,
         W: WhenFn<E>,
@@ -315,7 +333,7 @@ impl<'p> Engine<'p> {
                 StopReason::Exhausted
             });
         }
-        let hint = match error.retry_after() {
+        let hint = match hint {
             Some(hint) => {
                 let hint = backoff::saturating_nanos(hint);
                 if hint > policy.max_retry_after_nanos() {
@@ -338,42 +356,153 @@ impl<'p> Engine<'p> {
             _ => with_thread_rng(|rng| backoff::delay(jitter, base, cap, retry, prev, rng)),
         };
         self.prev = backoff;
-        let nanos = hint.saturating_add(backoff);
-        if let Some(deadline) = policy.deadline_nanos() {
-            // The next attempt must start with at least `MIN_ATTEMPT` left,
-            // after a sleep that tokio's timer may round up by a tick.
-            let rounding = if nanos == 0 { 0 } else { TIMER_ROUNDING_NANOS };
-            let next_start = self
-                .elapsed_nanos()
-                .saturating_add(nanos)
-                .saturating_add(rounding);
-            if next_start.saturating_add(MIN_ATTEMPT_NANOS) > deadline {
-                return Plan::Stop(StopReason::Deadline);
-            }
+        let mut nanos = hint.saturating_add(backoff);
+        if self.leaves_no_room(nanos) {
+            return Plan::Stop(StopReason::Deadline);
         }
-        if let Some(budget) = policy.get_budget() {
-            let cost = if timed_out {
-                RetryBudget::TIMEOUT_RETRY_COST
-            } else {
-                RetryBudget::RETRY_COST
-            };
-            if !budget.try_acquire(cost) {
-                return Plan::Stop(StopReason::Budget);
+        if has_guards(policy) {
+            match self.admit_retry(timed_out, nanos) {
+                Ok(wait) => nanos = wait,
+                Err(reason) => return Plan::Stop(reason),
             }
-            // Checked at compile time above.
-            self.last_cost = u8::try_from(cost).unwrap_or(u8::MAX);
         }
         Plan::Retry(Duration::from_nanos(nanos))
     }
 
-    /// Before the attempt after a retry's wait: whether the wait ended too
-    /// close to the deadline (or past it) for an attempt to run, as a late
-    /// wake-up on a busy machine can. Then the call gives up there with
-    /// [`StopReason::Deadline`]: the budget gets back what the retry took
-    /// and the statistics count the give-up, and the caller returns the
-    /// last attempt's error.
+    /// Whether an attempt started after waiting `nanos` would have less
+    /// than [`MIN_ATTEMPT`](crate::MIN_ATTEMPT) left before the deadline,
+    /// allowing for a tick of the timer's rounding.
+    #[inline]
+    pub(crate) fn leaves_no_room(&self, nanos: u64) -> bool {
+        let Some(deadline) = self.policy.deadline_nanos() else {
+            return false;
+        };
+        let rounding = if nanos == 0 { 0 } else { TIMER_ROUNDING_NANOS };
+        self.elapsed_nanos()
+            .saturating_add(nanos)
+            .saturating_add(rounding)
+            .saturating_add(MIN_ATTEMPT_NANOS)
+            > deadline
+    }
+
+    /// Asks the guards whether the retry after a wait of `nanos` may be
+    /// made: the policy's guard first, then its budget. `Ok` with the wait,
+    /// lengthened by what the guard asked for, or the reason to stop; a
+    /// guard that admitted the retry hears it was not made when a later
+    /// check stops the call.
+    #[inline(never)]
+    fn admit_retry(&mut self, after_timeout: bool, nanos: u64) -> Result<u64, StopReason> {
+        let policy = self.policy;
+        let next = NextAttempt {
+            attempt: self.attempts.saturating_add(1),
+            max: self.max(),
+            after_timeout,
+            wait: Duration::from_nanos(nanos),
+            recheck: false,
+            elapsed: self.elapsed(),
+        };
+        let not_made = Outcome {
+            attempt: next.attempt,
+            after_timeout,
+            result: AttemptResult::NotMade,
+            elapsed: next.elapsed,
+        };
+        let mut wait = nanos;
+        if let Some(guard) = policy.get_guard() {
+            match guard.admit(&next) {
+                Admit::Go => {}
+                Admit::Wait(more) => {
+                    wait = wait.saturating_add(backoff::saturating_nanos(more));
+                    self.flags |= PACE;
+                }
+                Admit::Later => self.flags |= PACE,
+                Admit::Stop(reason) => return Err(reason),
+            }
+            if wait != nanos && self.leaves_no_room(wait) {
+                guard.observe(&not_made);
+                return Err(StopReason::Deadline);
+            }
+        }
+        if let Some(budget) = policy.get_budget()
+            && let Admit::Stop(reason) = budget.admit(&next)
+        {
+            if let Some(guard) = policy.get_guard() {
+                guard.observe(&not_made);
+            }
+            return Err(reason);
+        }
+        if after_timeout {
+            self.flags |= AFTER_TIMEOUT;
+        } else {
+            self.flags &= !AFTER_TIMEOUT;
+        }
+        Ok(wait)
+    }
+
+    /// Tells the guards how attempt number `attempt` ended (or that it was
+    /// not made).
+    #[inline(never)]
+    fn tell_guards(&self, attempt: u32, result: AttemptResult) {
+        let policy = self.policy;
+        if !has_guards(policy) {
+            return;
+        }
+        let outcome = Outcome {
+            attempt,
+            after_timeout: self.has(AFTER_TIMEOUT),
+            result,
+            elapsed: self.elapsed(),
+        };
+        if let Some(guard) = policy.get_guard() {
+            guard.observe(&outcome);
+        }
+        if let Some(budget) = policy.get_budget() {
+            budget.observe(&outcome);
+        }
+    }
+
+    /// The attempt the policy's guard is asked about before it starts:
+    /// the next one, with nothing left to wait.
+    pub(crate) fn next_attempt(&self, recheck: bool) -> NextAttempt {
+        NextAttempt {
+            attempt: self.attempts.saturating_add(1),
+            max: self.max(),
+            after_timeout: self.has(AFTER_TIMEOUT),
+            wait: Duration::ZERO,
+            recheck,
+            elapsed: self.elapsed(),
+        }
+    }
+
+    /// The guard was asked before the next attempt and let it go.
+    pub(crate) fn paced(&mut self) {
+        self.flags &= !PACE;
+    }
+
+    /// Whether the policy's guard is to be asked before the next attempt.
+    #[inline]
+    pub(crate) const fn wants_pace(&self) -> bool {
+        self.has(PACE)
+    }
+
+    /// The policy's guard, if any.
+    pub(crate) const fn guard(&self) -> Option<&'static dyn Guard> {
+        self.policy.get_guard()
+    }
+
+    /// Before the attempt after a retry's wait: whether the call stops
+    /// there instead. It does when a guard asked again refused the attempt
+    /// (see `pace.rs`), or when the wait ended too close to the deadline
+    /// (or past it) for an attempt to run, as a late wake-up on a busy
+    /// machine can; then the call gives up with [`StopReason::Deadline`].
+    /// Either way the guards hear the retry was not made (the budget gets
+    /// back what it took), the statistics count the give-up, and the
+    /// caller returns the last attempt's error.
     #[inline]
     pub(crate) fn late(&mut self) -> bool {
+        if self.stop.is_some() {
+            return true;
+        }
         let Some(deadline) = self.policy.deadline_nanos() else {
             return false;
         };
@@ -381,27 +510,18 @@ impl<'p> Engine<'p> {
         {
             return false;
         }
-        self.give_up_late();
+        self.give_up_before_attempt(StopReason::Deadline);
         true
     }
 
+    /// The call gives up, for `reason`, before an attempt it had decided
+    /// to make.
     #[cold]
-    fn give_up_late(&mut self) {
-        self.stop = Some(StopReason::Deadline);
-        if let Some(budget) = self.policy.get_budget()
-            && self.last_cost > 0
-        {
-            budget.refund(u32::from(self.last_cost));
-            self.last_cost = 0;
-        }
+    pub(crate) fn give_up_before_attempt(&mut self, reason: StopReason) {
+        self.stop = Some(reason);
+        self.tell_guards(self.attempts.saturating_add(1), AttemptResult::NotMade);
         if let Some(stats) = self.policy.get_stats() {
-            observe::late_give_up(
-                stats,
-                self.attempts,
-                self.max(),
-                self.elapsed(),
-                StopReason::Deadline,
-            );
+            observe::late_give_up(stats, self.attempts, self.max(), self.elapsed(), reason);
         }
     }
 
@@ -485,6 +605,13 @@ impl<'p> Engine<'p> {
     }
 }
 
+/// Whether `policy` names a guard or a budget: known at compile time for a
+/// `const` policy, so a call without either runs no guard code.
+#[inline]
+const fn has_guards(policy: &Policy) -> bool {
+    policy.get_guard().is_some() || policy.get_budget().is_some()
+}
+
 /// Now, on the clock `flags` name (`BLOCKING`: the system's, else tokio's).
 #[inline]
 pub(crate) fn now(flags: u8) -> std::time::Instant {
@@ -494,6 +621,7 @@ pub(crate) fn now(flags: u8) -> std::time::Instant {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::RetryBudget;
     use crate::glue::step;
     use crate::hooks::{always, ignore};
     use crate::{RetryOn, seed_jitter};

@@ -60,9 +60,10 @@ where
 }
 
 /// After a retry's wait, before the next attempt: `Break(last)` — the
-/// call gives up with [`StopReason::Deadline`] and returns the last
-/// attempt's result — if the wait ended with less than a timer tick left
-/// before the deadline (a late wake-up); `Continue(())` to attempt again.
+/// call gives up and returns the last attempt's result — if the wait ended
+/// with less than a timer tick left before the deadline (a late wake-up;
+/// [`StopReason::Deadline`]) or a guard asked again refused the attempt
+/// (see `pace`); `Continue(())` to attempt again.
 #[inline]
 pub fn resume<R>(engine: &mut Engine<'_>, last: R) -> ControlFlow<R> {
     if engine.late() {
@@ -131,8 +132,9 @@ where
     }
 }
 
-/// [`resume`] for a fn returning `Result<T, Failure<E>>`: a late give-up
-/// returns the [`Failure`] of the attempts made, stopped by the deadline.
+/// [`resume`] for a fn returning `Result<T, Failure<E>>`: a give-up there
+/// returns the [`Failure`] of the attempts made, stopped by the deadline
+/// (or by a guard asked again after the wait).
 pub fn resume_failure<T, E: Classify>(
     engine: &mut Engine<'_>,
     provenance: &mut Provenance,
@@ -140,7 +142,8 @@ pub fn resume_failure<T, E: Classify>(
 ) -> ControlFlow<Result<T, Failure<E>>> {
     if engine.late() {
         let provenance = std::mem::take(provenance);
-        ControlFlow::Break(Err(provenance.into_failure(StopReason::Deadline, last)))
+        let stop = engine.stop_reason().unwrap_or(StopReason::Deadline);
+        ControlFlow::Break(Err(provenance.into_failure(stop, last)))
     } else {
         ControlFlow::Continue(())
     }

@@ -88,12 +88,14 @@ mod engine;
 mod event;
 mod failure;
 mod glue;
+mod guard;
 mod hooks;
 #[cfg(feature = "http")]
 mod http_class;
 mod key;
 mod nested;
 mod observe;
+mod pace;
 mod policy;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;
@@ -114,6 +116,7 @@ pub use clock::MIN_ATTEMPT;
 pub use elapsed::Elapsed;
 pub use event::RetryEvent;
 pub use failure::{AttemptRecord, Failure};
+pub use guard::{Admit, AttemptResult, Guard, NextAttempt, Outcome, PendingAdmit};
 #[cfg(feature = "http")]
 pub use http_class::HttpError;
 pub use key::{IdempotencyKey, ParseKeyError};
@@ -138,6 +141,7 @@ pub mod __private {
         resume, resume_failure, step, step_failure, step_failure_held, step_held, timed_out,
     };
     pub use crate::hooks::{NotifyFn, RetryResult, WhenFn, always, ignore};
+    pub use crate::pace::{pace, pace_blocking};
     pub use crate::stats::CallStats;
     pub use crate::when_by_ref::{WhenByRef, when};
     pub use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryEvent, RetryOn};

@@ -1,10 +1,10 @@
 //! [`Policy`]: the settings of one retried call, built in a `const`.
-use std::fmt;
 use std::time::Duration;
 
 use crate::backoff::saturating_nanos;
+use crate::guard::ByAddress;
 use crate::stats::CallStats;
-use crate::{Jitter, Nested, RetryBudget, RetryOn};
+use crate::{Guard, Jitter, Nested, RetryBudget, RetryOn};
 
 /// A retry policy: how many attempts, how long to wait between them, which
 /// errors to retry.
@@ -13,19 +13,22 @@ use crate::{Jitter, Nested, RetryBudget, RetryOn};
 /// in a `const` and run closures with [`retry`](Policy::retry) (async, on
 /// tokio) or [`retry_blocking`](Policy::retry_blocking).
 ///
-/// | setting | builder | default |
-/// |---|---|---|
-/// | total attempts, the first included | [`max`](Policy::max) | 3 |
-/// | first backoff ceiling | [`base`](Policy::base) | 200 ms |
-/// | ceiling of any backoff | [`cap`](Policy::cap) | 20 s |
-/// | jitter | [`jitter`](Policy::jitter) | [`Jitter::Full`] |
-/// | retried classes | [`on`](Policy::on) | `Transient \| RateLimited` |
-/// | longest server hint honoured | [`max_retry_after`](Policy::max_retry_after) | 120 s |
-/// | per-attempt limit (async, [`retry_timed`](Policy::retry_timed)) | [`timeout`](Policy::timeout) | none |
-/// | whole-call limit | [`deadline`](Policy::deadline) | none |
-/// | shared retry budget | [`budget`](Policy::budget) | none |
-/// | inside another retried call | [`nested`](Policy::nested) | [`Nested::Once`] |
-/// | statistics record (and `tracing`/`metrics`) | [`stats`](Policy::stats) | none |
+/// | setting | builder | getter | default |
+/// |---|---|---|---|
+/// | total attempts, the first included | [`max`](Policy::max) | [`get_max`](Policy::get_max) | 3 |
+/// | first backoff ceiling | [`base`](Policy::base) | [`get_base`](Policy::get_base) | 200 ms |
+/// | ceiling of any backoff | [`cap`](Policy::cap) | [`get_cap`](Policy::get_cap) | 20 s |
+/// | jitter | [`jitter`](Policy::jitter) | [`get_jitter`](Policy::get_jitter) | [`Jitter::Full`] |
+/// | retried classes | [`on`](Policy::on) | [`get_on`](Policy::get_on) | `Transient \| RateLimited` |
+/// | longest server hint honoured | [`max_retry_after`](Policy::max_retry_after) | [`get_max_retry_after`](Policy::get_max_retry_after) | 120 s |
+/// | per-attempt limit (async, [`retry_timed`](Policy::retry_timed)) | [`timeout`](Policy::timeout) | [`get_timeout`](Policy::get_timeout) | none |
+/// | whole-call limit | [`deadline`](Policy::deadline) | [`get_deadline`](Policy::get_deadline) | none |
+/// | a shared [`Guard`] asked before each attempt | [`guard`](Policy::guard) | [`get_guard`](Policy::get_guard) | none |
+/// | shared retry budget | [`budget`](Policy::budget) | [`get_budget`](Policy::get_budget) | none |
+/// | inside another retried call | [`nested`](Policy::nested) | [`get_nested`](Policy::get_nested) | [`Nested::Once`] |
+/// | statistics record (and `tracing`/`metrics`) | [`stats`](Policy::stats) | [`get_stats`](Policy::get_stats) | none |
+///
+/// Every builder has a getter of its name with `get_` before it.
 ///
 /// Durations are held as whole nanoseconds in a `u64`: anything longer than
 /// about 584 years saturates there.
@@ -55,59 +58,10 @@ pub struct Policy {
     max_retry_after: u64,
     timeout: Option<u64>,
     deadline: Option<u64>,
-    budget: Option<BudgetRef>,
+    guard: Option<ByAddress<dyn Guard>>,
+    budget: Option<ByAddress<RetryBudget>>,
     nested: Nested,
-    stats: Option<StatsRef>,
-}
-
-/// A budget named by a policy: compared and hashed by address, since two
-/// buckets with the same balance are still two budgets.
-#[derive(Clone, Copy)]
-struct BudgetRef(&'static RetryBudget);
-
-impl PartialEq for BudgetRef {
-    fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.0, other.0)
-    }
-}
-
-impl Eq for BudgetRef {}
-
-impl std::hash::Hash for BudgetRef {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        std::ptr::hash(self.0, state);
-    }
-}
-
-impl fmt::Debug for BudgetRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// A statistics record named by a policy: compared and hashed by address,
-/// as a [`BudgetRef`].
-#[derive(Clone, Copy)]
-struct StatsRef(&'static CallStats);
-
-impl PartialEq for StatsRef {
-    fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.0, other.0)
-    }
-}
-
-impl Eq for StatsRef {}
-
-impl std::hash::Hash for StatsRef {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        std::ptr::hash(self.0, state);
-    }
-}
-
-impl fmt::Debug for StatsRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
+    stats: Option<ByAddress<CallStats>>,
 }
 
 impl Policy {
@@ -122,6 +76,7 @@ impl Policy {
         max_retry_after: 120_000_000_000,
         timeout: None,
         deadline: None,
+        guard: None,
         budget: None,
         nested: Nested::Once,
         stats: None,
@@ -313,6 +268,37 @@ impl Policy {
         }
     }
 
+    /// Asks `guard` before every attempt whether it may start, and tells it
+    /// how each one ended (see [`Guard`] for when it is asked and what it
+    /// may answer). Default: none, and a call without a guard runs no guard
+    /// code. A policy's [`budget`](Policy::budget) is asked after it.
+    ///
+    /// ```
+    /// use tenacious::{Admit, Guard, NextAttempt, Outcome, Policy};
+    ///
+    /// #[derive(Debug)]
+    /// struct Open;
+    ///
+    /// impl Guard for Open {
+    ///     fn admit(&self, _: &NextAttempt) -> Admit {
+    ///         Admit::Go
+    ///     }
+    ///     fn observe(&self, _: &Outcome) {}
+    /// }
+    ///
+    /// static OPEN: Open = Open;
+    /// const POLICY: Policy = Policy::new().guard(&OPEN);
+    /// assert!(POLICY.get_guard().is_some());
+    /// assert_ne!(POLICY, Policy::new());
+    /// ```
+    #[must_use]
+    pub const fn guard(self, guard: &'static dyn Guard) -> Self {
+        Self {
+            guard: Some(ByAddress(guard)),
+            ..self
+        }
+    }
+
     /// Draws every retry from a shared [`RetryBudget`]; an empty one stops
     /// retrying at once. Default: none (retries are bounded only by `max`).
     ///
@@ -326,7 +312,7 @@ impl Policy {
     #[must_use]
     pub const fn budget(self, budget: &'static RetryBudget) -> Self {
         Self {
-            budget: Some(BudgetRef(budget)),
+            budget: Some(ByAddress(budget)),
             ..self
         }
     }
@@ -363,7 +349,7 @@ impl Policy {
     #[must_use]
     pub const fn stats(self, stats: &'static CallStats) -> Self {
         Self {
-            stats: Some(StatsRef(stats)),
+            stats: Some(ByAddress(stats)),
             ..self
         }
     }
@@ -372,7 +358,7 @@ impl Policy {
     #[must_use]
     pub const fn get_stats(&self) -> Option<&'static CallStats> {
         match self.stats {
-            Some(StatsRef(stats)) => Some(stats),
+            Some(ByAddress(stats)) => Some(stats),
             None => None,
         }
     }
@@ -395,11 +381,20 @@ impl Policy {
         }
     }
 
+    /// The guard set by [`guard`](Policy::guard), if any.
+    #[must_use]
+    pub const fn get_guard(&self) -> Option<&'static dyn Guard> {
+        match self.guard {
+            Some(ByAddress(guard)) => Some(guard),
+            None => None,
+        }
+    }
+
     /// The shared retry budget, if any.
     #[must_use]
     pub const fn get_budget(&self) -> Option<&'static RetryBudget> {
         match self.budget {
-            Some(BudgetRef(budget)) => Some(budget),
+            Some(ByAddress(budget)) => Some(budget),
             None => None,
         }
     }

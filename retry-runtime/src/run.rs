@@ -20,11 +20,12 @@ use std::ops::ControlFlow;
 use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::driver::{attempt, attempt_blocking, attempt_timed, sleep, sleep_blocking};
+use crate::driver::{attempt, attempt_blocking, attempt_timed, sleep_blocking};
 use crate::engine::Engine;
 use crate::failure::{Failure, Provenance};
 use crate::glue::{resume, resume_failure, step_failure_held, step_held};
 use crate::hooks::{always, ignore};
+use crate::pace::{backoff, pace, pace_blocking};
 use crate::{Classify, Elapsed, Policy, RetryEvent};
 
 impl Policy {
@@ -134,6 +135,9 @@ impl Policy {
         N: FnMut(&E, &RetryEvent),
     {
         let mut engine = Engine::new(self, Clock::Tokio);
+        if engine.wants_pace() {
+            pace(&mut engine).await;
+        }
         loop {
             // `op` is called inside the block, so within the attempt's
             // context: `Attempt::current()` works in `op` itself too.
@@ -141,8 +145,8 @@ impl Policy {
             let last = match step_held(&mut engine, result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
                 ControlFlow::Continue((delay, last)) => {
-                    if !delay.is_zero() {
-                        sleep(delay).await;
+                    if !delay.is_zero() || engine.wants_pace() {
+                        backoff(&mut engine, delay).await;
                     }
                     last
                 }
@@ -245,6 +249,9 @@ impl Policy {
         N: FnMut(&E, &RetryEvent),
     {
         let mut engine = Engine::new(self, Clock::Tokio);
+        if engine.wants_pace() {
+            pace(&mut engine).await;
+        }
         loop {
             let result = match attempt_timed(&mut engine, async { op().await }).await {
                 Ok(result) => result,
@@ -256,8 +263,8 @@ impl Policy {
             let last = match step_held(&mut engine, result, &mut when, &mut notify) {
                 ControlFlow::Break(result) => return result,
                 ControlFlow::Continue((delay, last)) => {
-                    if !delay.is_zero() {
-                        sleep(delay).await;
+                    if !delay.is_zero() || engine.wants_pace() {
+                        backoff(&mut engine, delay).await;
                     }
                     last
                 }
@@ -300,13 +307,16 @@ impl Policy {
     {
         let mut engine = Engine::new(self, Clock::Tokio);
         let mut provenance = Provenance::new();
+        if engine.wants_pace() {
+            pace(&mut engine).await;
+        }
         loop {
             let result = attempt(&mut engine, async { op().await }).await;
             let last = match step_recorded(&mut engine, &mut provenance, result) {
                 ControlFlow::Break(result) => return result,
                 ControlFlow::Continue((delay, last)) => {
-                    if !delay.is_zero() {
-                        sleep(delay).await;
+                    if !delay.is_zero() || engine.wants_pace() {
+                        backoff(&mut engine, delay).await;
                     }
                     last
                 }
@@ -379,6 +389,9 @@ impl Policy {
         N: FnMut(&E, &RetryEvent),
     {
         let mut engine = Engine::new(self, Clock::System);
+        if engine.wants_pace() {
+            pace_blocking(&mut engine);
+        }
         loop {
             let result = attempt_blocking(&mut engine, &mut op);
             let last = match step_held(&mut engine, result, &mut when, &mut notify) {
@@ -388,6 +401,9 @@ impl Policy {
                     last
                 }
             };
+            if engine.wants_pace() {
+                pace_blocking(&mut engine);
+            }
             if let ControlFlow::Break(last) = resume(&mut engine, last) {
                 return last;
             }
@@ -425,6 +441,9 @@ impl Policy {
     {
         let mut engine = Engine::new(self, Clock::System);
         let mut provenance = Provenance::new();
+        if engine.wants_pace() {
+            pace_blocking(&mut engine);
+        }
         loop {
             let result = attempt_blocking(&mut engine, &mut op);
             let last = match step_recorded(&mut engine, &mut provenance, result) {
@@ -434,6 +453,9 @@ impl Policy {
                     last
                 }
             };
+            if engine.wants_pace() {
+                pace_blocking(&mut engine);
+            }
             if let ControlFlow::Break(failure) = resume_failure(&mut engine, &mut provenance, last)
             {
                 return failure;

@@ -30,23 +30,26 @@ pub enum StopReason {
     /// The call ran inside another retried call and made its one attempt
     /// (see [`Nested`](crate::Nested)); the outer call decides whether to try again.
     Nested,
+    /// A [`Guard`](crate::Guard) of the policy refused the next attempt.
+    Guard,
 }
 
 impl StopReason {
     /// Every reason, in declaration order.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Exhausted,
         Self::NotRetryable,
         Self::HintTooLong,
         Self::Deadline,
         Self::Budget,
         Self::Nested,
+        Self::Guard,
     ];
 
     /// The reason as one snake_case word, as the `reason` of the tracing
     /// events and of the `tenacious_gave_up_total` metric spell it:
     /// `"exhausted"`, `"not_retryable"`, `"hint_too_long"`, `"deadline"`,
-    /// `"budget"` or `"nested"`.
+    /// `"budget"`, `"nested"` or `"guard"`.
     ///
     /// ```
     /// use tenacious::StopReason;
@@ -62,6 +65,7 @@ impl StopReason {
             Self::Deadline => "deadline",
             Self::Budget => "budget",
             Self::Nested => "nested",
+            Self::Guard => "guard",
         }
     }
 
@@ -74,11 +78,12 @@ impl StopReason {
             Self::Deadline => 3,
             Self::Budget => 4,
             Self::Nested => 5,
+            Self::Guard => 6,
         }
     }
 
     /// A short lowercase phrase: `"exhausted"`, `"not retryable"`, `"hint
-    /// too long"`, `"deadline"`, `"budget"` or `"nested"`.
+    /// too long"`, `"deadline"`, `"budget"`, `"nested"` or `"guard"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -88,6 +93,7 @@ impl StopReason {
             Self::Deadline => "deadline",
             Self::Budget => "budget",
             Self::Nested => "nested",
+            Self::Guard => "guard",
         }
     }
 }

@@ -74,7 +74,20 @@ const KEYS: &[Key] = &[
     Key {
         name: "budget",
         example: "budget = RETRY_BUDGET",
-        read: |args, _, value, errors| args.budget = budget_path(&value, errors),
+        read: |args, _, value, errors| {
+            let declare =
+                "static RETRY_BUDGET: tenacious::RetryBudget = tenacious::RetryBudget::new();";
+            args.budget = static_path("budget", "a `static RetryBudget`", declare, &value, errors);
+        },
+    },
+    Key {
+        name: "guard",
+        example: "guard = PROVIDER_GUARD",
+        read: |args, _, value, errors| {
+            let declare = "static PROVIDER_GUARD: MyGuard = MyGuard::new();";
+            let what = "a `static` whose type implements `Guard`";
+            args.guard = static_path("guard", what, declare, &value, errors);
+        },
     },
     Key {
         name: "key",
@@ -307,6 +320,8 @@ pub(super) struct Args {
     pub(super) timeout: Option<DurationArg>,
     pub(super) deadline: Option<DurationArg>,
     pub(super) budget: Option<ExprPath>,
+    /// `guard = PATH`: a `static` implementing `Guard`.
+    pub(super) guard: Option<ExprPath>,
     /// `key = EXPR`: the call's idempotency key, from its arguments.
     pub(super) key: Option<Expr>,
     pub(super) nested: Option<&'static Value>,
@@ -708,7 +723,15 @@ fn fn_path(key: &str, value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
     }
 }
 
-fn budget_path(value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
+/// The value of `budget` or `guard`: the path of `what`, declared as
+/// `declare` shows.
+fn static_path(
+    key: &str,
+    what: &str,
+    declare: &str,
+    value: &Expr,
+    errors: &mut Errors,
+) -> Option<ExprPath> {
     match ungroup(value) {
         Expr::Path(path) if path.qself.is_none() => Some(path.clone()),
         Expr::Lit(syn::ExprLit {
@@ -717,8 +740,7 @@ fn budget_path(value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
             errors.at(
                 value,
                 format_args!(
-                    "`budget` takes the path of a `static RetryBudget`, not a string: \
-                     `budget = {}`",
+                    "`{key}` takes the path of {what}, not a string: `{key} = {}`",
                     lit.value()
                 ),
             );
@@ -727,9 +749,11 @@ fn budget_path(value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
         _ => {
             errors.at(
                 value,
-                "`budget` takes the path of a `static RetryBudget`, shared by every call \
-                 that names it: declare `static RETRY_BUDGET: tenacious::RetryBudget = \
-                 tenacious::RetryBudget::new();` and write `budget = RETRY_BUDGET`",
+                format_args!(
+                    "`{key}` takes the path of {what}, shared by every call that \
+                     names it: declare `{declare}` and write `{}`",
+                    example(key)
+                ),
             );
             None
         }

@@ -61,7 +61,17 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     // the deadline for another attempt returns it (`resume`). Other async
     // fns drop it first: during their backoff the future holds tokio's
     // `Sleep` and nothing beside it.
-    let held = !shape.is_async || args.deadline.is_some();
+    // So does a fn with a guard, which may stop the call after the wait.
+    let held = !shape.is_async || args.deadline.is_some() || args.guard.is_some();
+    // A guard is asked before the first attempt, and again after a wait
+    // when it asked to be (`pace`); a fn without one has no such step.
+    let pace = args.guard.as_ref().map(|_| {
+        if shape.is_async {
+            quote!(#private::pace(&mut #engine).await;)
+        } else {
+            quote!(#private::pace_blocking(&mut #engine);)
+        }
+    });
     let step_fn = match (failure_attempt.is_some(), held) {
         (true, true) => quote!(#private::step_failure_held),
         (true, false) => quote!(#private::step_failure),
@@ -170,6 +180,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
                         #last
                     }
                 };
+                #pace
                 if let #private::ControlFlow::Break(#output) = #resume {
                     return #output;
                 }
@@ -204,6 +215,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
                         #last
                     }
                 };
+                #pace
                 if let #private::ControlFlow::Break(#output) = #resume {
                     return #output;
                 }
@@ -268,6 +280,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     let retry_loop = quote! {
         let mut #engine = #engine_new;
         #records_decl
+        #pace
         loop {
             #attempt
             #step_and_wait
@@ -399,6 +412,12 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
         // error there.
         let (span, _) = first_and_last_span(budget);
         policy.extend(quote_spanned!(span=> .budget(&#budget)));
+    }
+    if let Some(guard) = &args.guard {
+        // On the path: a path that is not a `static` implementing `Guard`
+        // is a type error there.
+        let (span, _) = first_and_last_span(guard);
+        policy.extend(quote_spanned!(span=> .guard(&#guard)));
     }
     if let Some(nested) = args.nested {
         let variant = runtime_ident(nested.runtime);

@@ -63,6 +63,7 @@ impl RecordMetrics {
                 by_reason(name, StopReason::Deadline),
                 by_reason(name, StopReason::Budget),
                 by_reason(name, StopReason::Nested),
+                by_reason(name, StopReason::Guard),
             ],
             other_by_class: [
                 error_labels(name, ErrorClass::Transient, OTHER_VARIANT),

@@ -1,0 +1,357 @@
+//! The guard extension point: [`Guard`], something shared by many calls
+//! that is asked before each attempt whether it may start ([`Admit`]) and
+//! told how each attempt ended ([`Outcome`]). [`RetryBudget`] is one; the
+//! engine consults a policy's guards in `engine.rs` (at a retry's
+//! decision) and `pace.rs` (before an attempt, after a wait).
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use crate::{ErrorClass, RetryBudget, StopReason};
+
+/// Something every call naming it shares, asked before each attempt
+/// whether it may start and told how each attempt ended: a retry budget, a
+/// rate-limit cooldown, a client-side throttle, a circuit breaker, or a
+/// store of any of these across the network.
+///
+/// Name one with [`Policy::guard`](crate::Policy::guard) or
+/// `#[retry(guard = NAME)]`, as a `static`. A policy's [`RetryBudget`] is a
+/// guard too, consulted after this one.
+///
+/// # When it is asked
+///
+/// - **Before the first attempt**, with [`NextAttempt::attempt`] 1.
+///   [`Admit::Wait`] delays the attempt (then the guard is asked again);
+///   there is no error to return yet, so [`Admit::Stop`] is taken as
+///   [`Admit::Go`] there.
+/// - **When a retry is decided**, after an attempt failed with an error the
+///   policy retries and the engine's own checks passed (class, `when`,
+///   `max`, the hint, the deadline), before `notify` and before the wait:
+///   [`Admit::Stop`] ends the call at once with that reason and the last
+///   error; [`Admit::Wait`] is added to the backoff, still inside the
+///   call's `deadline` (a wait that leaves no room for the attempt stops
+///   the call with [`StopReason::Deadline`]), and the guard is asked again
+///   after it.
+/// - **After a wait it asked for** ([`NextAttempt::recheck`] is `true`),
+///   just before the attempt: it may let the attempt go, wait again, or
+///   stop the call.
+///
+/// Waiting for a guard happens outside the attempt's `timeout`.
+///
+/// # The fast path and the async path
+///
+/// [`admit`](Guard::admit) answers at once, in process: it should not block.
+/// A guard that must ask a store across the network answers
+/// [`Admit::Later`]; then the engine awaits
+/// [`admit_async`](Guard::admit_async) before the attempt (a blocking call,
+/// [`Policy::retry_blocking`](crate::Policy::retry_blocking) or a sync
+/// `#[retry]` fn, blocks its thread on it). A call with no guard runs none
+/// of this: its policy says so at compile time.
+///
+/// # Outcomes
+///
+/// [`observe`](Guard::observe) hears of every attempt a guard admitted:
+/// its success or its error's class and hint, or that it was not made
+/// after all (a later guard, or the deadline, stopped the call), so a
+/// guard that reserved something for it can give it back.
+///
+/// ```
+/// use std::io;
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use std::time::Duration;
+/// use tenacious::{Admit, Guard, NextAttempt, Outcome, Policy, StopReason};
+///
+/// /// Stops every call after its second retry, across all calls.
+/// #[derive(Debug)]
+/// struct TwoRetries(AtomicU32);
+///
+/// impl Guard for TwoRetries {
+///     fn admit(&self, next: &NextAttempt) -> Admit {
+///         if next.attempt == 1 || self.0.fetch_add(1, Ordering::Relaxed) < 2 {
+///             Admit::Go
+///         } else {
+///             Admit::Stop(StopReason::Guard)
+///         }
+///     }
+///     fn observe(&self, _: &Outcome) {}
+/// }
+///
+/// static GUARD: TwoRetries = TwoRetries(AtomicU32::new(0));
+/// const POLICY: Policy = Policy::new().max(10).base(Duration::ZERO).guard(&GUARD);
+///
+/// let mut attempts = 0;
+/// let result = POLICY.retry_blocking(|| {
+///     attempts += 1;
+///     Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset))
+/// });
+/// assert!(result.is_err());
+/// assert_eq!(attempts, 3);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `Guard`",
+    label = "`guard` names a `static` whose type implements `tenacious::Guard`",
+    note = "implement `tenacious::Guard` for it: `admit` says whether an attempt may start, `observe` hears how it ended"
+)]
+pub trait Guard: Send + Sync + fmt::Debug {
+    /// Whether the attempt `next` may start: at once, in process, without
+    /// blocking. See the trait's docs for when it is asked.
+    fn admit(&self, next: &NextAttempt) -> Admit;
+
+    /// How an attempt this guard admitted ended.
+    fn observe(&self, outcome: &Outcome);
+
+    /// The answer to [`admit`](Guard::admit)'s [`Admit::Later`]: asked
+    /// before the attempt, from the attempt's task (or, for a blocking
+    /// call, on its thread). An `Admit::Later` here is taken as
+    /// [`Admit::Go`]. Default: [`Admit::Go`].
+    fn admit_async(&self, next: NextAttempt) -> PendingAdmit<'_> {
+        let _ = next;
+        Box::pin(std::future::ready(Admit::Go))
+    }
+}
+
+/// The future of [`Guard::admit_async`].
+pub type PendingAdmit<'a> = Pin<Box<dyn Future<Output = Admit> + Send + 'a>>;
+
+/// A [`Guard`]'s answer: may the attempt start?
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Admit {
+    /// Yes.
+    Go,
+    /// Not yet: ask again after this long.
+    Wait(Duration),
+    /// No: the call stops with this reason and the last attempt's error
+    /// (before the first attempt, taken as `Go`).
+    Stop(StopReason),
+    /// Ask [`Guard::admit_async`] before the attempt.
+    Later,
+}
+
+/// The attempt a [`Guard`] is asked about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NextAttempt {
+    /// Its number, 1 for the first.
+    pub attempt: u32,
+    /// The most attempts the call makes.
+    pub max: u32,
+    /// Whether the attempt before it ran out of its `timeout`.
+    pub after_timeout: bool,
+    /// How long the call waits before it, as planned so far (the backoff
+    /// and any server hint); zero before the first attempt and on a
+    /// recheck.
+    pub wait: Duration,
+    /// Whether this guard is asked again after a wait it asked for.
+    pub recheck: bool,
+    /// Time since the call started, if its clock was read (a call reads
+    /// it when it starts if its policy has a deadline or a timeout).
+    pub elapsed: Option<Duration>,
+}
+
+/// How an attempt a [`Guard`] admitted ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Outcome {
+    /// The attempt's number, 1 for the first.
+    pub attempt: u32,
+    /// Whether the attempt before it ran out of its `timeout` (what the
+    /// guard was told in [`NextAttempt::after_timeout`]).
+    pub after_timeout: bool,
+    /// What it came to.
+    pub result: AttemptResult,
+    /// Time since the call started, if its clock was read.
+    pub elapsed: Option<Duration>,
+}
+
+/// What an admitted attempt came to, in an [`Outcome`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptResult {
+    /// It succeeded.
+    Success,
+    /// It failed.
+    Failure {
+        /// Its error's class.
+        class: ErrorClass,
+        /// The error's server hint, if any.
+        hint: Option<Duration>,
+        /// Whether it ran out of the call's `timeout`.
+        timed_out: bool,
+    },
+    /// It was not made: the call stopped after the guard admitted it.
+    NotMade,
+}
+
+impl Guard for RetryBudget {
+    /// The first attempt is free; a retry takes
+    /// [`RETRY_COST`](RetryBudget::RETRY_COST), or
+    /// [`TIMEOUT_RETRY_COST`](RetryBudget::TIMEOUT_RETRY_COST) after a
+    /// timed-out attempt, or stops the call with [`StopReason::Budget`].
+    #[inline]
+    fn admit(&self, next: &NextAttempt) -> Admit {
+        if next.attempt <= 1
+            || next.recheck
+            || self.try_acquire(Self::retry_cost(next.after_timeout))
+        {
+            Admit::Go
+        } else {
+            Admit::Stop(StopReason::Budget)
+        }
+    }
+
+    /// A success gives back what its retry took, or
+    /// [`SUCCESS_REFUND`](RetryBudget::SUCCESS_REFUND) at the first
+    /// attempt; a retry not made gives back what it took.
+    #[inline]
+    fn observe(&self, outcome: &Outcome) {
+        let refund = match outcome.result {
+            AttemptResult::Failure { .. } => return,
+            AttemptResult::NotMade if outcome.attempt <= 1 => return,
+            AttemptResult::Success if outcome.attempt <= 1 => Self::SUCCESS_REFUND,
+            AttemptResult::Success | AttemptResult::NotMade => {
+                Self::retry_cost(outcome.after_timeout)
+            }
+        };
+        self.refund(refund);
+    }
+}
+
+/// A guard named by a policy: compared and hashed by address, since two
+/// guards in the same state are still two guards.
+pub(crate) struct ByAddress<T: ?Sized + 'static>(pub(crate) &'static T);
+
+impl<T: ?Sized> Clone for ByAddress<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: ?Sized> Copy for ByAddress<T> {}
+
+impl<T: ?Sized> PartialEq for ByAddress<T> {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::addr_eq(self.0, other.0)
+    }
+}
+
+impl<T: ?Sized> Eq for ByAddress<T> {}
+
+impl<T: ?Sized> std::hash::Hash for ByAddress<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::from_ref(self.0).cast::<()>().hash(state);
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for ByAddress<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Runs `future` to its end on this thread, parking it while the future
+/// waits: how a blocking call awaits [`Guard::admit_async`].
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        match future.as_mut().poll(&mut cx) {
+            Poll::Ready(output) => return output,
+            Poll::Pending => std::thread::park(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn next(attempt: u32, after_timeout: bool) -> NextAttempt {
+        NextAttempt {
+            attempt,
+            max: 3,
+            after_timeout,
+            wait: Duration::ZERO,
+            recheck: false,
+            elapsed: None,
+        }
+    }
+
+    fn outcome(attempt: u32, after_timeout: bool, result: AttemptResult) -> Outcome {
+        Outcome {
+            attempt,
+            after_timeout,
+            result,
+            elapsed: None,
+        }
+    }
+
+    #[test]
+    fn the_budget_as_a_guard_charges_retries_and_refunds_what_they_took() {
+        let budget = RetryBudget::with_capacity(20);
+        assert_eq!(budget.admit(&next(1, false)), Admit::Go);
+        assert_eq!(budget.balance(), 20, "a first attempt is free");
+        assert_eq!(budget.admit(&next(2, false)), Admit::Go);
+        assert_eq!(budget.admit(&next(3, true)), Admit::Go);
+        assert_eq!(budget.balance(), 5);
+        assert_eq!(
+            budget.admit(&next(2, true)),
+            Admit::Stop(StopReason::Budget)
+        );
+        assert_eq!(budget.balance(), 5, "a refused retry takes nothing");
+        budget.observe(&outcome(3, true, AttemptResult::NotMade));
+        assert_eq!(budget.balance(), 15);
+        budget.observe(&outcome(2, false, AttemptResult::Success));
+        assert_eq!(budget.balance(), 20);
+        budget.admit(&next(2, false));
+        budget.observe(&outcome(1, false, AttemptResult::Success));
+        assert_eq!(budget.balance(), 16, "a first-attempt success refunds 1");
+        let failure = AttemptResult::Failure {
+            class: ErrorClass::Transient,
+            hint: None,
+            timed_out: false,
+        };
+        budget.observe(&outcome(2, false, failure));
+        budget.observe(&outcome(1, false, AttemptResult::NotMade));
+        assert_eq!(
+            budget.balance(),
+            16,
+            "failures and unmade first attempts refund nothing"
+        );
+    }
+
+    #[test]
+    fn block_on_waits_for_a_wake_from_another_thread() {
+        let (tx, rx) = std::sync::mpsc::channel::<Waker>();
+        let waker_thread = std::thread::spawn(move || {
+            let waker = rx.recv().unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+            waker.wake();
+        });
+        let mut polls = 0;
+        let mut tx = Some(tx);
+        let answer = block_on(std::future::poll_fn(|cx| {
+            polls += 1;
+            match tx.take() {
+                Some(tx) => {
+                    tx.send(cx.waker().clone()).unwrap();
+                    Poll::Pending
+                }
+                None => Poll::Ready(Admit::Go),
+            }
+        }));
+        waker_thread.join().unwrap();
+        assert_eq!((answer, polls), (Admit::Go, 2));
+    }
+}
