@@ -97,6 +97,7 @@ mod nested;
 mod observe;
 mod pace;
 mod policy;
+mod polled;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;
 pub mod retry_after;
@@ -142,6 +143,7 @@ pub mod __private {
     };
     pub use crate::hooks::{NotifyFn, RetryResult, WhenFn, always, ignore};
     pub use crate::pace::{pace, pace_blocking};
+    pub use crate::polled::Polled;
     pub use crate::stats::CallStats;
     pub use crate::when_by_ref::{WhenByRef, when};
     pub use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryEvent, RetryOn};
