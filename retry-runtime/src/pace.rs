@@ -175,17 +175,24 @@ impl Engine<'_> {
     }
 }
 
-/// The wait after a failed attempt of an async `Policy` loop: the backoff
-/// (no timer for a zero delay), then the guard's pacing if it wants asking.
-/// One future for both, so a loop has one await point between attempts,
-/// as it had before guards: every await point a loop adds costs its happy
-/// path too (`scripts/instructions.sh policy`).
+/// The wait before an attempt of an async `Policy` loop: the backoff after
+/// a failed attempt (no timer for a zero delay), then the guard's pacing
+/// if it wants asking; awaited only when there is a wait or a guard. One
+/// future for both, whose stages share their space, so a loop has one
+/// await point between attempts and its future grows by two words for the
+/// guard: each await point a loop adds, and each byte, costs its happy
+/// path too (`scripts/instructions.sh policy`, `benches/overhead.rs`).
 pub(crate) fn backoff<'e, 'p>(engine: &'e mut Engine<'p>, delay: Duration) -> Backoff<'e, 'p> {
-    Backoff {
-        engine,
-        timer: (!delay.is_zero()).then(|| sleep(delay)),
-        pacer: Pacer::new(),
-    }
+    let stage = if delay.is_zero() {
+        Stage::Pacing {
+            pacer: Pacer::new(),
+        }
+    } else {
+        Stage::Sleeping {
+            timer: sleep(delay),
+        }
+    };
+    Backoff { engine, stage }
 }
 
 pin_project! {
@@ -195,9 +202,23 @@ pin_project! {
     pub(crate) struct Backoff<'e, 'p> {
         engine: &'e mut Engine<'p>,
         #[pin]
-        timer: Option<Sleep>,
-        #[pin]
-        pacer: Pacer,
+        stage: Stage,
+    }
+}
+
+pin_project! {
+    /// Where a [`Backoff`] is: on its timer, then pacing.
+    #[derive(Debug)]
+    #[project = StageProj]
+    enum Stage {
+        Sleeping {
+            #[pin]
+            timer: Sleep,
+        },
+        Pacing {
+            #[pin]
+            pacer: Pacer,
+        },
     }
 }
 
@@ -206,10 +227,16 @@ impl Future for Backoff<'_, '_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut this = self.project();
-        if let Some(timer) = this.timer.as_mut().as_pin_mut() {
-            ready!(timer.poll(cx));
-            this.timer.set(None);
+        loop {
+            match this.stage.as_mut().project() {
+                StageProj::Sleeping { timer } => {
+                    ready!(timer.poll(cx));
+                    this.stage.set(Stage::Pacing {
+                        pacer: Pacer::new(),
+                    });
+                }
+                StageProj::Pacing { pacer } => return pacer.poll_pace(this.engine, cx),
+            }
         }
-        this.pacer.poll_pace(this.engine, cx)
     }
 }

@@ -25,7 +25,7 @@ use crate::engine::Engine;
 use crate::failure::{Failure, Provenance};
 use crate::glue::{resume, resume_failure, step_failure_held, step_held};
 use crate::hooks::{always, ignore};
-use crate::pace::{backoff, pace, pace_blocking};
+use crate::pace::{backoff, pace_blocking};
 use crate::{Classify, Elapsed, Policy, RetryEvent};
 
 impl Policy {
@@ -136,7 +136,7 @@ impl Policy {
     {
         let mut engine = Engine::new(self, Clock::Tokio);
         if engine.wants_pace() {
-            pace(&mut engine).await;
+            backoff(&mut engine, Duration::ZERO).await;
         }
         loop {
             // `op` is called inside the block, so within the attempt's
@@ -250,7 +250,7 @@ impl Policy {
     {
         let mut engine = Engine::new(self, Clock::Tokio);
         if engine.wants_pace() {
-            pace(&mut engine).await;
+            backoff(&mut engine, Duration::ZERO).await;
         }
         loop {
             let result = match attempt_timed(&mut engine, async { op().await }).await {
@@ -308,7 +308,7 @@ impl Policy {
         let mut engine = Engine::new(self, Clock::Tokio);
         let mut provenance = Provenance::new();
         if engine.wants_pace() {
-            pace(&mut engine).await;
+            backoff(&mut engine, Duration::ZERO).await;
         }
         loop {
             let result = attempt(&mut engine, async { op().await }).await;
