@@ -71,8 +71,8 @@ const TIMED_OUT: u8 = 2;
 const BLOCKING: u8 = 4;
 /// `key` holds the call's key.
 const HAS_KEY: u8 = 8;
-/// The policy's guard is to be asked (again) just before the next attempt
-/// (see `pace.rs`).
+/// The policy's guard asked, at a retry's decision, to be asked again
+/// just before the attempt (see `pace.rs`).
 const PACE: u8 = 16;
 /// The attempt running (or about to) follows one that timed out: what the
 /// guards were told when they admitted it.
@@ -93,9 +93,6 @@ impl<'p> Engine<'p> {
         }
         if clock == Clock::System {
             flags |= BLOCKING;
-        }
-        if policy.get_guard().is_some() {
-            flags |= PACE;
         }
         let start = if policy.deadline_nanos().is_some()
             || policy.timeout_nanos().is_some()
@@ -479,10 +476,13 @@ impl<'p> Engine<'p> {
         self.flags &= !PACE;
     }
 
-    /// Whether the policy's guard is to be asked before the next attempt.
+    /// Whether the policy's guard is to be asked before the next attempt:
+    /// before the first, or when it asked to be at a retry's decision.
+    /// (Read from the policy, not set as a flag when the call starts, so a
+    /// call without a guard pays nothing for it there.)
     #[inline]
     pub(crate) const fn wants_pace(&self) -> bool {
-        self.has(PACE)
+        self.has(PACE) || (self.attempts == 0 && self.policy.get_guard().is_some())
     }
 
     /// The policy's guard, if any.
