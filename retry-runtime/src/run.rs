@@ -134,6 +134,8 @@ impl Policy {
         W: FnMut(&E) -> bool,
         N: FnMut(&E, &RetryEvent),
     {
+        // The loop of an async `#[retry]` fn, written out: a shared generic
+        // loop would wrap every attempt in one more future (module docs).
         let mut engine = Engine::new(self, Clock::Tokio);
         if engine.wants_pace() {
             backoff(&mut engine, Duration::ZERO).await;
@@ -248,6 +250,8 @@ impl Policy {
         W: FnMut(&E) -> bool,
         N: FnMut(&E, &RetryEvent),
     {
+        // The loop of `#[retry(timeout = ...)]`, written out: only it bounds
+        // each attempt and notes its timeout for the budget (module docs).
         let mut engine = Engine::new(self, Clock::Tokio);
         if engine.wants_pace() {
             backoff(&mut engine, Duration::ZERO).await;
@@ -305,6 +309,8 @@ impl Policy {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
+        // The loop of a fn returning `Failure<E>`, written out: only it keeps
+        // the provenance (module docs).
         let mut engine = Engine::new(self, Clock::Tokio);
         let mut provenance = Provenance::new();
         if engine.wants_pace() {
@@ -388,6 +394,8 @@ impl Policy {
         W: FnMut(&E) -> bool,
         N: FnMut(&E, &RetryEvent),
     {
+        // The loop of a sync `#[retry]` fn, written out: it sleeps the
+        // thread and blocks on a guard's async answer (module docs).
         let mut engine = Engine::new(self, Clock::System);
         if engine.wants_pace() {
             pace_blocking(&mut engine);
@@ -439,6 +447,8 @@ impl Policy {
         E: Classify,
         F: FnMut() -> Result<T, E>,
     {
+        // The blocking loop that keeps the provenance for `Failure<E>`, written
+        // out as its async twin is (module docs).
         let mut engine = Engine::new(self, Clock::System);
         let mut provenance = Provenance::new();
         if engine.wants_pace() {
