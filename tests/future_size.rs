@@ -16,7 +16,10 @@
 use std::mem::size_of_val;
 use std::time::Duration;
 
-use tenacious::{AttemptRecord, Classify, Elapsed, Failure, RetryBudget, retry};
+use tenacious::{
+    Admit, AttemptRecord, Classify, Elapsed, Failure, Guard, NextAttempt, Outcome, RetryBudget,
+    retry,
+};
 use tokio::time::Sleep;
 
 /// `#[retry]`'s allowance over the plain future, besides the `Sleep`.
@@ -190,6 +193,35 @@ fn a_body_under_timeout_deadline_and_budget() {
         "timeout, deadline, budget",
         size_of_val(&guarded(1)),
         size_of_val(&guarded_retried(1)),
+    );
+}
+
+/// A guard that lets every attempt go.
+#[derive(Debug)]
+struct Open;
+
+impl Guard for Open {
+    fn admit(&self, _: &NextAttempt) -> Admit {
+        Admit::Go
+    }
+    fn observe(&self, _: &Outcome) {}
+}
+
+static OPEN: Open = Open;
+
+/// A guard adds the pacing before the first attempt and after each wait,
+/// whose state shares space with the attempt and the backoff.
+#[retry(guard = OPEN, budget = BUDGET)]
+async fn paced_retried(id: u64) -> Result<u64, ToolError> {
+    timer_body!(id)
+}
+
+#[test]
+fn a_body_under_a_guard() {
+    assert_within_allowance(
+        "guard",
+        size_of_val(&timer(1)),
+        size_of_val(&paced_retried(1)),
     );
 }
 
