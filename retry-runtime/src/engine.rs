@@ -235,7 +235,9 @@ impl<'p> Engine<'p> {
     #[inline(never)]
     fn succeeded_otherwise(&mut self) {
         self.attempts = self.attempts.saturating_add(1);
-        self.tell_guards(self.attempts, AttemptResult::Success);
+        if has_guards(self.policy) {
+            self.tell_guards(self.attempts, AttemptResult::Success);
+        }
         if let Some(stats) = self.policy.get_stats() {
             observe::success(stats, self.attempts);
         }
@@ -437,13 +439,11 @@ impl<'p> Engine<'p> {
     }
 
     /// Tells the guards how attempt number `attempt` ended (or that it was
-    /// not made).
+    /// not made). Out of line, and called only when there are guards
+    /// (`has_guards`), so a call without them pays no call for it.
     #[inline(never)]
     fn tell_guards(&self, attempt: u32, result: AttemptResult) {
         let policy = self.policy;
-        if !has_guards(policy) {
-            return;
-        }
         let outcome = Outcome {
             attempt,
             after_timeout: self.has(AFTER_TIMEOUT),
@@ -519,7 +519,9 @@ impl<'p> Engine<'p> {
     #[cold]
     pub(crate) fn give_up_before_attempt(&mut self, reason: StopReason) {
         self.stop = Some(reason);
-        self.tell_guards(self.attempts.saturating_add(1), AttemptResult::NotMade);
+        if has_guards(self.policy) {
+            self.tell_guards(self.attempts.saturating_add(1), AttemptResult::NotMade);
+        }
         if let Some(stats) = self.policy.get_stats() {
             observe::late_give_up(stats, self.attempts, self.max(), self.elapsed(), reason);
         }
