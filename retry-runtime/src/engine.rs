@@ -392,18 +392,14 @@ impl<'p> Engine<'p> {
     #[inline(never)]
     fn admit_retry(&mut self, after_timeout: bool, nanos: u64) -> Result<u64, StopReason> {
         let policy = self.policy;
-        let next = NextAttempt {
-            attempt: self.attempts.saturating_add(1),
-            max: self.max(),
-            after_timeout,
-            wait: Duration::from_nanos(nanos),
-            recheck: false,
-            elapsed: self.elapsed(),
-        };
+        let mut next = self.next_attempt(false);
+        next.after_timeout = after_timeout;
+        next.wait = Duration::from_nanos(nanos);
         let not_made = Outcome {
             attempt: next.attempt,
             after_timeout,
             result: AttemptResult::NotMade,
+            now: next.now,
             elapsed: next.elapsed,
         };
         let mut wait = nanos;
@@ -444,11 +440,13 @@ impl<'p> Engine<'p> {
     #[inline(never)]
     fn tell_guards(&self, attempt: u32, result: AttemptResult) {
         let policy = self.policy;
+        let (now, elapsed) = self.clock_now();
         let outcome = Outcome {
             attempt,
             after_timeout: self.has(AFTER_TIMEOUT),
             result,
-            elapsed: self.elapsed(),
+            now,
+            elapsed,
         };
         if let Some(guard) = policy.get_guard() {
             guard.observe(&outcome);
@@ -461,14 +459,32 @@ impl<'p> Engine<'p> {
     /// The attempt the policy's guard is asked about before it starts:
     /// the next one, with nothing left to wait.
     pub(crate) fn next_attempt(&self, recheck: bool) -> NextAttempt {
+        let policy = self.policy;
+        let (now, elapsed) = self.clock_now();
+        let elapsed_nanos = elapsed.map_or(0, backoff::saturating_nanos);
         NextAttempt {
             attempt: self.attempts.saturating_add(1),
             max: self.max(),
             after_timeout: self.has(AFTER_TIMEOUT),
             wait: Duration::ZERO,
             recheck,
-            elapsed: self.elapsed(),
+            now,
+            elapsed,
+            deadline_left: policy
+                .deadline_nanos()
+                .map(|deadline| Duration::from_nanos(deadline.saturating_sub(elapsed_nanos))),
+            max_retry_after: policy.get_max_retry_after(),
         }
+    }
+
+    /// Now on the call's clock, and the time since the call started if
+    /// its clock was read.
+    fn clock_now(&self) -> (std::time::Instant, Option<Duration>) {
+        let now = now(self.flags);
+        (
+            now,
+            self.start.map(|start| now.saturating_duration_since(start)),
+        )
     }
 
     /// The guard was asked before the next attempt and let it go.

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::{ErrorClass, RetryBudget, StopReason};
 
@@ -61,7 +61,7 @@ use crate::{ErrorClass, RetryBudget, StopReason};
 /// ```
 /// use std::io;
 /// use std::sync::atomic::{AtomicU32, Ordering};
-/// use std::time::Duration;
+/// use std::time::{Duration, Instant};
 /// use tenacious::{Admit, Guard, NextAttempt, Outcome, Policy, StopReason};
 ///
 /// /// Stops every call after its second retry, across all calls.
@@ -146,9 +146,23 @@ pub struct NextAttempt {
     pub wait: Duration,
     /// Whether this guard is asked again after a wait it asked for.
     pub recheck: bool,
+    /// Now, on the clock the call sleeps on: tokio's for an async call
+    /// (paused in tests, as the call's waits are), the system's for a
+    /// blocking one. A guard keeps its own times on it, so what it asks
+    /// to wait is what the call waits.
+    pub now: Instant,
     /// Time since the call started, if its clock was read (a call reads
     /// it when it starts if its policy has a deadline or a timeout).
     pub elapsed: Option<Duration>,
+    /// What is left of the call's deadline now, if it has one. A wait
+    /// that leaves no room for the attempt stops the call with
+    /// [`StopReason::Deadline`]; a guard may stop it first with a reason
+    /// of its own.
+    pub deadline_left: Option<Duration>,
+    /// The longest server hint the policy honours (`max_retry_after`,
+    /// default 120 s): the bound a guard that waits on a server's word
+    /// (a rate-limit cooldown) holds its waits to.
+    pub max_retry_after: Duration,
 }
 
 /// How an attempt a [`Guard`] admitted ended.
@@ -162,6 +176,8 @@ pub struct Outcome {
     pub after_timeout: bool,
     /// What it came to.
     pub result: AttemptResult,
+    /// When it ended, on the call's clock (see [`NextAttempt::now`]).
+    pub now: Instant,
     /// Time since the call started, if its clock was read.
     pub elapsed: Option<Duration>,
 }
@@ -284,7 +300,10 @@ mod tests {
             after_timeout,
             wait: Duration::ZERO,
             recheck: false,
+            now: Instant::now(),
             elapsed: None,
+            deadline_left: None,
+            max_retry_after: Duration::from_secs(120),
         }
     }
 
@@ -293,6 +312,7 @@ mod tests {
             attempt,
             after_timeout,
             result,
+            now: Instant::now(),
             elapsed: None,
         }
     }

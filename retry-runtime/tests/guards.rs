@@ -394,3 +394,120 @@ fn policies_with_different_guards_differ() {
     assert_ne!(Policy::new().guard(&A), Policy::new().guard(&B));
     assert!(format!("{:?}", Policy::new().guard(&A)).contains("Counting"));
 }
+
+/// The shape a shared rate-limit cooldown takes on the extension point
+/// (the real one comes with the provider guards): a `RateLimited` hint
+/// closes it until then (never earlier), and every call waits for it to
+/// reopen, beyond what it already plans to wait.
+#[derive(Debug)]
+struct ToyCooldown {
+    until: Mutex<Option<std::time::Instant>>,
+}
+
+impl Guard for ToyCooldown {
+    fn admit(&self, next: &NextAttempt) -> Admit {
+        let ready_at = next.now + next.wait;
+        match *self.until.lock().unwrap() {
+            Some(until) if until > ready_at => {
+                let wait = until - ready_at;
+                if wait > next.max_retry_after
+                    || next.deadline_left.is_some_and(|left| wait >= left)
+                {
+                    Admit::Stop(StopReason::Guard)
+                } else {
+                    Admit::Wait(wait)
+                }
+            }
+            _ => Admit::Go,
+        }
+    }
+
+    fn observe(&self, outcome: &Outcome) {
+        if let AttemptResult::Failure {
+            class: ErrorClass::RateLimited,
+            hint: Some(hint),
+            ..
+        } = outcome.result
+        {
+            let mut until = self.until.lock().unwrap();
+            let closes = outcome.now + hint;
+            *until = Some(until.map_or(closes, |until| until.max(closes)));
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cooldown_closed_by_one_calls_hint_holds_back_another_call() {
+    static COOLDOWN: ToyCooldown = ToyCooldown {
+        until: Mutex::new(None),
+    };
+    let policy = fixed(3).guard(&COOLDOWN);
+    let start = Instant::now();
+    let first = async {
+        let mut hinted = false;
+        let mut starts = Vec::new();
+        let out = policy
+            .retry(|| {
+                starts.push(start.elapsed());
+                let result = if std::mem::replace(&mut hinted, true) {
+                    Ok(1)
+                } else {
+                    Err(Fault::RateLimited(Duration::from_secs(2)))
+                };
+                async move { result }
+            })
+            .await;
+        (out, starts)
+    };
+    let second = async {
+        tokio::time::sleep(ms(100)).await;
+        let mut starts = Vec::new();
+        let out = policy
+            .retry(|| {
+                starts.push(start.elapsed());
+                async { Ok::<_, Fault>(2) }
+            })
+            .await;
+        (out, starts)
+    };
+    let ((a, a_starts), (b, b_starts)) = tokio::join!(first, second);
+    assert_eq!((a, b), (Ok(1), Ok(2)));
+    // The hinted call waits its hint and backoff, no more: the cooldown
+    // asks for nothing beyond what it planned.
+    assert_eq!(a_starts, [ms(0), ms(2000 + 10)]);
+    // The other call's first attempt waits for the cooldown to reopen.
+    assert_eq!(b_starts, [ms(2000)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_guard_sees_the_calls_clock_deadline_and_longest_hint() {
+    #[derive(Debug)]
+    struct Seen(Mutex<Vec<NextAttempt>>);
+    impl Guard for Seen {
+        fn admit(&self, next: &NextAttempt) -> Admit {
+            self.0.lock().unwrap().push(*next);
+            Admit::Go
+        }
+        fn observe(&self, _: &Outcome) {}
+    }
+    static SEEN: Seen = Seen(Mutex::new(Vec::new()));
+    let policy = fixed(2)
+        .deadline(Duration::from_secs(1))
+        .max_retry_after(Duration::from_secs(5))
+        .guard(&SEEN);
+    let start = Instant::now().into_std();
+    let (out, _) = run(&policy, &[Err(Fault::Transient), Ok(4)]).await;
+    assert_eq!(out.unwrap(), 4);
+    let seen = SEEN.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(
+        (seen[0].now, seen[0].deadline_left),
+        (start, Some(Duration::from_secs(1)))
+    );
+    assert_eq!(seen[1].max_retry_after, Duration::from_secs(5));
+    assert_eq!(
+        seen[1].wait,
+        ms(10),
+        "asked at the retry's decision, before its backoff"
+    );
+}
