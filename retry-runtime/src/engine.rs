@@ -526,17 +526,31 @@ impl<'p> Engine<'p> {
         {
             return false;
         }
-        self.give_up_before_attempt(StopReason::Deadline);
+        self.give_up_before_attempt(StopReason::Deadline, false);
         true
     }
 
     /// The call gives up, for `reason`, before an attempt it had decided
-    /// to make.
+    /// to make: the guards that admitted it hear it was not made (the
+    /// budget gets back what it took). `by_guard`: the policy's guard
+    /// refused it when asked again, so only the budget is told.
     #[cold]
-    pub(crate) fn give_up_before_attempt(&mut self, reason: StopReason) {
+    pub(crate) fn give_up_before_attempt(&mut self, reason: StopReason, by_guard: bool) {
         self.stop = Some(reason);
-        if has_guards(self.policy) {
-            self.tell_guards(self.attempts.saturating_add(1), AttemptResult::NotMade);
+        let attempt = self.attempts.saturating_add(1);
+        if by_guard {
+            if let Some(budget) = self.policy.get_budget() {
+                let (now, elapsed) = self.clock_now();
+                budget.observe(&Outcome {
+                    attempt,
+                    after_timeout: self.has(AFTER_TIMEOUT),
+                    result: AttemptResult::NotMade,
+                    now,
+                    elapsed,
+                });
+            }
+        } else if has_guards(self.policy) {
+            self.tell_guards(attempt, AttemptResult::NotMade);
         }
         if let Some(stats) = self.policy.get_stats() {
             observe::late_give_up(stats, self.attempts, self.max(), self.elapsed(), reason);

@@ -158,7 +158,7 @@ fn settle(engine: &mut Engine<'_>, admit: Admit) -> Then {
     if let Some(reason) = stop
         && !first
     {
-        engine.give_up_before_attempt(reason);
+        engine.give_up_before_attempt(reason, true);
     }
     Then::Go
 }

@@ -361,6 +361,16 @@ async fn a_retry_stopped_after_its_wait_gives_the_budget_back_what_it_took() {
     let (out, _) = run(&policy, &[Err(Fault::Transient)]).await;
     assert_eq!(out.unwrap_err().stop_reason(), StopReason::Guard);
     assert_eq!(BUDGET.balance(), 50);
+    // The guard refused the retry itself: it is not told it was not made.
+    assert_eq!(
+        guard.heard(),
+        [
+            asked(1, false, 0),
+            told(1, TRANSIENT),
+            asked(2, false, 10),
+            asked(2, true, 0),
+        ]
+    );
 }
 
 #[tokio::test(start_paused = true)]
