@@ -26,7 +26,8 @@ use crate::{ErrorClass, RetryBudget, StopReason};
 /// - **Before the first attempt**, with [`NextAttempt::attempt`] 1.
 ///   [`Admit::Wait`] delays the attempt (then the guard is asked again);
 ///   there is no error to return yet, so [`Admit::Stop`] is taken as
-///   [`Admit::Go`] there.
+///   [`Admit::Go`] there, and a wait that would leave no room for the
+///   attempt before the deadline is skipped.
 /// - **When a retry is decided**, after an attempt failed with an error the
 ///   policy retries and the engine's own checks passed (class, `when`,
 ///   `max`, the hint, the deadline), before `notify` and before the wait:
@@ -49,7 +50,8 @@ use crate::{ErrorClass, RetryBudget, StopReason};
 /// [`admit_async`](Guard::admit_async) before the attempt (a blocking call,
 /// [`Policy::retry_blocking`](crate::Policy::retry_blocking) or a sync
 /// `#[retry]` fn, blocks its thread on it). A call with no guard runs none
-/// of this: its policy says so at compile time.
+/// of this (a `#[retry]` fn's policy is a constant, so the checks fold
+/// away; a `Policy` loop tests for a guard once per attempt).
 ///
 /// # Outcomes
 ///
