@@ -42,8 +42,8 @@ pin_project! {
     /// [`pace`] as a state machine polled with the engine it paces: what
     /// the async loops await, and what a poll-based driver (`polled.rs`)
     /// polls. Holds the guard's pending async answer, or the timer of a
-    /// wait it asked for, each boxed when there is one: the loops' futures
-    /// hold three words for it whether their policy has a guard or not.
+    /// wait it asked for, each boxed when there is one: 32 bytes whether the
+    /// policy has a guard or not.
     pub(crate) struct Pacer {
         // Whether the guard was asked about this attempt already.
         asked: bool,
