@@ -32,11 +32,14 @@ pub enum StopReason {
     Nested,
     /// A [`Guard`](crate::Guard) of the policy refused the next attempt.
     Guard,
+    /// The shared [`Cooldown`](crate::Cooldown) would have kept the call
+    /// waiting longer than `max_retry_after` or past its deadline.
+    Cooldown,
 }
 
 impl StopReason {
     /// Every reason, in declaration order.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Exhausted,
         Self::NotRetryable,
         Self::HintTooLong,
@@ -44,12 +47,13 @@ impl StopReason {
         Self::Budget,
         Self::Nested,
         Self::Guard,
+        Self::Cooldown,
     ];
 
     /// The reason as one snake_case word, as the `reason` of the tracing
     /// events and of the `tenacious_gave_up_total` metric spell it:
     /// `"exhausted"`, `"not_retryable"`, `"hint_too_long"`, `"deadline"`,
-    /// `"budget"`, `"nested"` or `"guard"`.
+    /// `"budget"`, `"nested"`, `"guard"` or `"cooldown"`.
     ///
     /// ```
     /// use tenacious::StopReason;
@@ -66,6 +70,7 @@ impl StopReason {
             Self::Budget => "budget",
             Self::Nested => "nested",
             Self::Guard => "guard",
+            Self::Cooldown => "cooldown",
         }
     }
 
@@ -79,11 +84,12 @@ impl StopReason {
             Self::Budget => 4,
             Self::Nested => 5,
             Self::Guard => 6,
+            Self::Cooldown => 7,
         }
     }
 
     /// A short lowercase phrase: `"exhausted"`, `"not retryable"`, `"hint
-    /// too long"`, `"deadline"`, `"budget"`, `"nested"` or `"guard"`.
+    /// too long"`, `"deadline"`, `"budget"`, `"nested"`, `"guard"` or `"cooldown"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -94,6 +100,7 @@ impl StopReason {
             Self::Budget => "budget",
             Self::Nested => "nested",
             Self::Guard => "guard",
+            Self::Cooldown => "cooldown",
         }
     }
 }

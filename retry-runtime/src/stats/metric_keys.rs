@@ -64,6 +64,7 @@ impl RecordMetrics {
                 by_reason(name, StopReason::Budget),
                 by_reason(name, StopReason::Nested),
                 by_reason(name, StopReason::Guard),
+                by_reason(name, StopReason::Cooldown),
             ],
             other_by_class: [
                 error_labels(name, ErrorClass::Transient, OTHER_VARIANT),

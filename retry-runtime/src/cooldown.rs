@@ -1,0 +1,183 @@
+//! [`Cooldown`]: "the provider said wait until T", shared by every call
+//! naming it, as a [`Guard`].
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::backoff::saturating_nanos;
+use crate::clock::MIN_ATTEMPT_NANOS;
+use crate::{Admit, AttemptResult, ErrorClass, Guard, NextAttempt, Outcome, StopReason};
+
+/// A shared rate-limit cooldown: when any call naming it gets a
+/// `RateLimited` error with a server hint, it closes until then, and every
+/// call waits for it to reopen before each attempt.
+///
+/// - **Closed by a hint, never shortened.** A `RateLimited` error whose
+///   `retry_after()` is `h` closes it until `now + h`; a later, shorter
+///   hint leaves the later time. A zero hint, or another class, does not
+///   close it.
+/// - **Waited for before each attempt.** A call asks it before its first
+///   attempt and when it decides each retry; the wait is beyond what the
+///   call already plans (its backoff and hint), outside the attempt's
+///   `timeout`, inside its `deadline`.
+/// - **Released spread out.** The calls waiting on one closing start one
+///   every [`spacing`](Cooldown::spacing) after it reopens (default
+///   [`SPACING`](Cooldown::SPACING), 10 ms: 100 waiters over 990 ms), in
+///   the order they asked, never all at once; a call that comes while the
+///   waiters are being released queues behind them.
+/// - **A wait it cannot serve stops the call** with
+///   [`StopReason::Cooldown`]: one longer than the policy's
+///   `max_retry_after`, or one that leaves less than a millisecond of the
+///   call's deadline. (Before the first attempt there is no error to
+///   return, so such a call makes its attempt at once; see [`Guard`].)
+///
+/// Lock-free: two `AtomicU64`s of nanoseconds on the calls' clock (tokio's
+/// for async calls, paused in tests, or the system's for blocking ones).
+/// Name it with `#[retry(guard = NAME)]` or
+/// [`Policy::guard`](crate::Policy::guard) (a policy has one guard slot;
+/// the cooldown gets a key of its own beside the other provider guards).
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Cooldown, Policy};
+///
+/// static OPENAI: Cooldown = Cooldown::new();
+/// const POLICY: Policy = Policy::new().guard(&OPENAI);
+///
+/// assert!(!OPENAI.is_closed());
+/// assert_eq!(OPENAI.get_spacing(), Duration::from_millis(10));
+/// ```
+#[derive(Debug)]
+pub struct Cooldown {
+    /// Closed until then: nanoseconds since [`epoch`], 0 when never closed.
+    until: AtomicU64,
+    /// The next waiter's start, nanoseconds since [`epoch`].
+    next_release: AtomicU64,
+    spacing: u64,
+}
+
+impl Cooldown {
+    /// The default spacing of released waiters: 10 ms.
+    pub const SPACING: Duration = Duration::from_millis(10);
+
+    /// An open cooldown releasing waiters every
+    /// [`SPACING`](Cooldown::SPACING).
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            until: AtomicU64::new(0),
+            next_release: AtomicU64::new(0),
+            spacing: 10_000_000,
+        }
+    }
+
+    /// The time between two waiters released after a reopening (a zero
+    /// spacing releases them all at once). Default
+    /// [`SPACING`](Cooldown::SPACING).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::Cooldown;
+    ///
+    /// static SLOW: Cooldown = Cooldown::new().spacing(Duration::from_millis(50));
+    /// assert_eq!(SLOW.get_spacing(), Duration::from_millis(50));
+    /// ```
+    #[must_use]
+    pub const fn spacing(self, spacing: Duration) -> Self {
+        Self {
+            spacing: saturating_nanos(spacing),
+            ..self
+        }
+    }
+
+    /// The spacing set by [`spacing`](Cooldown::spacing).
+    #[must_use]
+    pub const fn get_spacing(&self) -> Duration {
+        Duration::from_nanos(self.spacing)
+    }
+
+    /// Whether it is closed now, on the system's clock. (A call asks on
+    /// its own clock, tokio's for an async call.)
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.until.load(Ordering::Acquire) > since_epoch(Instant::now())
+    }
+}
+
+impl Default for Cooldown {
+    /// [`Cooldown::new`].
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Guard for Cooldown {
+    /// Go when it is open by the time the call would start anyway and no
+    /// waiters are still being released; else the wait for this call's
+    /// turn, or [`StopReason::Cooldown`] when that wait is longer than
+    /// `max_retry_after` or leaves no room before the deadline.
+    fn admit(&self, next: &NextAttempt) -> Admit {
+        let now = since_epoch(next.now);
+        let ready = now.saturating_add(saturating_nanos(next.wait));
+        let until = self.until.load(Ordering::Acquire);
+        if until <= ready && (next.recheck || self.next_release.load(Ordering::Acquire) <= ready) {
+            // Open: a waiter asked again after its turn came goes, and so
+            // does a call that finds nobody queued.
+            return Admit::Go;
+        }
+        // The next turn: one `spacing` after the one before, and none
+        // before the cooldown reopens. A call that cannot wait that long
+        // stops without taking it.
+        let too_long = |wait: u64| {
+            wait > saturating_nanos(next.max_retry_after)
+                || next.deadline_left.is_some_and(|left| {
+                    wait.saturating_add(MIN_ATTEMPT_NANOS) > saturating_nanos(left)
+                })
+        };
+        let queued = self.next_release.load(Ordering::Acquire);
+        if too_long(queued.max(until).max(ready) - ready) {
+            return Admit::Stop(StopReason::Cooldown);
+        }
+        let spacing = self.spacing;
+        let turn =
+            match self
+                .next_release
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |release| {
+                    Some(release.max(until).max(ready).saturating_add(spacing))
+                }) {
+                Ok(release) | Err(release) => release.max(until).max(ready),
+            };
+        let wait = turn - ready;
+        if wait == 0 {
+            Admit::Go
+        } else {
+            Admit::Wait(Duration::from_nanos(wait))
+        }
+    }
+
+    /// A `RateLimited` error with a non-zero hint closes it until then,
+    /// unless it is closed until later already.
+    fn observe(&self, outcome: &Outcome) {
+        if let AttemptResult::Failure {
+            class: ErrorClass::RateLimited,
+            hint: Some(hint),
+            ..
+        } = outcome.result
+            && !hint.is_zero()
+        {
+            let until = since_epoch(outcome.now).saturating_add(saturating_nanos(hint));
+            self.until.fetch_max(until, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Nanoseconds from the process's cooldown epoch to `at` (0 before it).
+fn since_epoch(at: Instant) -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    // An hour before the first time seen, so an instant of another clock
+    // a little behind it (the system's, beside tokio's auto-advanced one)
+    // still counts from it.
+    let epoch = *EPOCH.get_or_init(|| at.checked_sub(Duration::from_secs(3600)).unwrap_or(at));
+    // Plus one, so that 0 stays "never closed".
+    saturating_nanos(at.saturating_duration_since(epoch)).saturating_add(1)
+}
