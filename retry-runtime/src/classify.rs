@@ -124,6 +124,14 @@ pub trait Classify {
     fn variant(&self) -> &'static str {
         std::any::type_name::<Self>()
     }
+
+    /// What the error says about the provider beyond its class: that it
+    /// is overloaded, and what is left of the caller's rate-limit window
+    /// (see [`Signals`](crate::Signals)). Read only by a call with guards.
+    /// Default: [`Signals::NONE`](crate::Signals::NONE).
+    fn signals(&self) -> crate::Signals {
+        crate::Signals::NONE
+    }
 }
 
 /// `Classify` for a pointer to an error: every method forwards to the
@@ -143,6 +151,9 @@ macro_rules! forward_classify {
             }
             fn variant(&self) -> &'static str {
                 (**self).variant()
+            }
+            fn signals(&self) -> crate::Signals {
+                (**self).signals()
             }
         }
     )*};

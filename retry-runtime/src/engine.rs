@@ -12,7 +12,9 @@ use crate::guard::{AttemptResult, NextAttempt, Outcome};
 use crate::hooks::{NotifyFn, WhenFn};
 use crate::key::IdempotencyKey;
 use crate::observe::{self, FailedAttempt};
-use crate::{Admit, Classify, ErrorClass, Guard, Jitter, Nested, Policy, RetryEvent, StopReason};
+use crate::{
+    Admit, Classify, ErrorClass, Guard, Jitter, Nested, Policy, RetryEvent, Signals, StopReason,
+};
 
 /// What the engine decided about a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,7 +238,7 @@ impl<'p> Engine<'p> {
     fn succeeded_otherwise(&mut self) {
         self.attempts = self.attempts.saturating_add(1);
         if has_guards(self.policy) {
-            self.tell_guards(self.attempts, AttemptResult::Success);
+            self.tell_guards(self.attempts, AttemptResult::Success, Signals::NONE);
         }
         if let Some(stats) = self.policy.get_stats() {
             observe::success(stats, self.attempts);
@@ -269,6 +271,7 @@ impl<'p> Engine<'p> {
                     hint,
                     timed_out: self.has(TIMED_OUT),
                 },
+                error.signals(),
             );
         }
         let plan = self.decide(error, class, hint, &mut when);
@@ -399,6 +402,7 @@ impl<'p> Engine<'p> {
             attempt: next.attempt,
             after_timeout,
             result: AttemptResult::NotMade,
+            signals: Signals::NONE,
             now: next.now,
             elapsed: next.elapsed,
         };
@@ -438,13 +442,14 @@ impl<'p> Engine<'p> {
     /// not made). Out of line, and called only when there are guards
     /// (`has_guards`), so a call without them pays no call for it.
     #[inline(never)]
-    fn tell_guards(&self, attempt: u32, result: AttemptResult) {
+    fn tell_guards(&self, attempt: u32, result: AttemptResult, signals: Signals) {
         let policy = self.policy;
         let (now, elapsed) = self.clock_now();
         let outcome = Outcome {
             attempt,
             after_timeout: self.has(AFTER_TIMEOUT),
             result,
+            signals,
             now,
             elapsed,
         };
@@ -545,12 +550,13 @@ impl<'p> Engine<'p> {
                     attempt,
                     after_timeout: self.has(AFTER_TIMEOUT),
                     result: AttemptResult::NotMade,
+                    signals: Signals::NONE,
                     now,
                     elapsed,
                 });
             }
         } else if has_guards(self.policy) {
-            self.tell_guards(attempt, AttemptResult::NotMade);
+            self.tell_guards(attempt, AttemptResult::NotMade, Signals::NONE);
         }
         if let Some(stats) = self.policy.get_stats() {
             observe::late_give_up(stats, self.attempts, self.max(), self.elapsed(), reason);

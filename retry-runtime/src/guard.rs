@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use crate::{ErrorClass, RetryBudget, StopReason};
+use crate::{ErrorClass, RetryBudget, Signals, StopReason};
 
 /// Something every call naming it shares, asked before each attempt
 /// whether it may start and told how each attempt ended: a retry budget, a
@@ -178,6 +178,10 @@ pub struct Outcome {
     pub after_timeout: bool,
     /// What it came to.
     pub result: AttemptResult,
+    /// What its error said about the provider beyond its class
+    /// ([`Classify::signals`](crate::Classify::signals));
+    /// [`Signals::NONE`] for a success or an attempt not made.
+    pub signals: Signals,
     /// When it ended, on the call's clock (see [`NextAttempt::now`]).
     pub now: Instant,
     /// Time since the call started, if its clock was read.
@@ -314,6 +318,7 @@ mod tests {
             attempt,
             after_timeout,
             result,
+            signals: Signals::NONE,
             now: Instant::now(),
             elapsed: None,
         }

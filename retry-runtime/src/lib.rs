@@ -104,6 +104,7 @@ mod reqwest_class;
 pub mod retry_after;
 mod retry_on;
 mod run;
+mod signals;
 mod start;
 pub mod stats;
 mod stop;
@@ -126,6 +127,7 @@ pub use key::{IdempotencyKey, ParseKeyError};
 pub use nested::Nested;
 pub use policy::Policy;
 pub use retry_on::RetryOn;
+pub use signals::Signals;
 pub use stop::StopReason;
 
 /// Not a stable API: the paths the generated code uses.

@@ -1,0 +1,96 @@
+//! [`Signals`]: what an error (or a response) says about the provider
+//! beyond its class — that it is overloaded, and how much of the caller's
+//! rate-limit window is left — which the provider guards share.
+use std::time::Duration;
+
+/// What an attempt's error says about the provider beyond its
+/// [`ErrorClass`](crate::ErrorClass): given by
+/// [`Classify::signals`](crate::Classify::signals) and passed to every
+/// [`Guard`](crate::Guard) in [`Outcome::signals`](crate::Outcome::signals).
+///
+/// - **`overloaded`**: the provider as a whole is refusing work (HTTP 529,
+///   a 503 that says "overloaded", an in-band `overloaded_error`), not the
+///   caller's own quota. It feeds the [`Throttle`](crate::Throttle) and
+///   the [`Breaker`](crate::Breaker); a rate limit of the caller's own
+///   quota (`RateLimited`) feeds the [`Cooldown`](crate::Cooldown) and the
+///   throttle, never the breaker.
+/// - **`remaining`** and **`reset`**: the requests left in the caller's
+///   current rate-limit window and the time until it resets, as the
+///   provider's headers say (`x-ratelimit-remaining-requests` /
+///   `x-ratelimit-reset-requests`, `anthropic-ratelimit-requests-remaining`
+///   / `-reset`): the throttle paces ahead of a 429 with them.
+///
+/// Default: [`Signals::NONE`], nothing said.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::Signals;
+///
+/// let signals = Signals::NONE.remaining(3).reset(Duration::from_secs(2));
+/// assert_eq!(signals.get_remaining(), Some(3));
+/// assert!(!signals.is_overloaded());
+/// assert!(Signals::NONE.overloaded(true).is_overloaded());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Signals {
+    overloaded: bool,
+    remaining: Option<u64>,
+    reset: Option<Duration>,
+}
+
+impl Signals {
+    /// Nothing said.
+    pub const NONE: Self = Self {
+        overloaded: false,
+        remaining: None,
+        reset: None,
+    };
+
+    /// Whether the provider said it is overloaded.
+    #[must_use]
+    pub const fn overloaded(self, overloaded: bool) -> Self {
+        Self { overloaded, ..self }
+    }
+
+    /// The requests left in the current rate-limit window.
+    #[must_use]
+    pub const fn remaining(self, remaining: u64) -> Self {
+        Self {
+            remaining: Some(remaining),
+            ..self
+        }
+    }
+
+    /// The time until the current rate-limit window resets, from now.
+    #[must_use]
+    pub const fn reset(self, reset: Duration) -> Self {
+        Self {
+            reset: Some(reset),
+            ..self
+        }
+    }
+
+    /// Whether the provider said it is overloaded (see the type's docs).
+    #[must_use]
+    pub const fn is_overloaded(&self) -> bool {
+        self.overloaded
+    }
+
+    /// The requests left in the current window, if said.
+    #[must_use]
+    pub const fn get_remaining(&self) -> Option<u64> {
+        self.remaining
+    }
+
+    /// The time until the current window resets, if said.
+    #[must_use]
+    pub const fn get_reset(&self) -> Option<Duration> {
+        self.reset
+    }
+
+    /// Whether nothing is said.
+    #[must_use]
+    pub const fn is_none(&self) -> bool {
+        !self.overloaded && self.remaining.is_none() && self.reset.is_none()
+    }
+}
