@@ -171,8 +171,10 @@ impl Guard for Cooldown {
     }
 }
 
-/// Nanoseconds from the process's cooldown epoch to `at` (0 before it).
-fn since_epoch(at: Instant) -> u64 {
+/// Nanoseconds from the process's guard epoch to `at` (1 at the epoch and
+/// before it, so 0 can mean "never"): the clock every in-process guard keeps
+/// its times on, as atomics.
+pub(crate) fn since_epoch(at: Instant) -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     // An hour before the first time seen, so an instant of another clock
     // a little behind it (the system's, beside tokio's auto-advanced one)
