@@ -120,3 +120,80 @@ fn a_sync_method_is_asked_about_and_its_guard_hears_the_success() {
     assert_eq!(client.call(), Ok(5));
     assert_eq!(SYNC_QUOTA.outcomes(), [(1, false), (2, true)]);
 }
+
+/// A tool error that says when a guard refused the call before it began.
+#[derive(Debug)]
+enum LimitedError {
+    RateLimited(Duration),
+    Refused(tenacious::Refused),
+}
+
+impl Classify for LimitedError {
+    fn classify(&self) -> tenacious::ErrorClass {
+        match self {
+            LimitedError::RateLimited(_) => tenacious::ErrorClass::RateLimited,
+            LimitedError::Refused(refused) => refused.classify(),
+        }
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            LimitedError::RateLimited(hint) => Some(*hint),
+            LimitedError::Refused(_) => None,
+        }
+    }
+    fn refused() -> Option<fn(tenacious::Refused) -> Self> {
+        Some(LimitedError::Refused)
+    }
+}
+
+static PROVIDER: tenacious::Cooldown = tenacious::Cooldown::new();
+
+/// Answers 429 with a 2 s hint the first time, then succeeds.
+#[retry(max = 3, base = "10ms", jitter = "none", cooldown = PROVIDER)]
+async fn chat(calls: &AtomicU32) -> Result<u32, LimitedError> {
+    match calls.fetch_add(1, Ordering::Relaxed) {
+        0 => Err(LimitedError::RateLimited(Duration::from_secs(2))),
+        n => Ok(n),
+    }
+}
+
+/// One attempt, answered 429 with a 2 s hint: closes the cooldown.
+#[retry(max = 1, cooldown = PROVIDER)]
+async fn limited() -> Result<(), LimitedError> {
+    Err(LimitedError::RateLimited(Duration::from_secs(2)))
+}
+
+/// Held to a short `max_retry_after`: it cannot wait out a long cooldown.
+#[retry(max = 3, max_retry_after = "1s", cooldown = PROVIDER)]
+async fn impatient(calls: &AtomicU32) -> Result<(), Failure<LimitedError>> {
+    calls.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cooldown_closed_by_one_fns_429_holds_every_fn_naming_it() {
+    let start = Instant::now();
+    let calls = AtomicU32::new(0);
+    let other = AtomicU32::new(0);
+    let (first, second) = tokio::join!(chat(&calls), async {
+        // Starts once the first call's 429 closed the cooldown.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let out = chat(&other).await;
+        (out, start.elapsed())
+    });
+    assert_eq!(first.unwrap(), 1, "retried after the hint");
+    // The other call's first attempt waited for the cooldown to reopen
+    // (2 s after the 429), one release spacing after the first call's
+    // retry; its own first answer is a 429 again, which the second
+    // closing waits out.
+    let (second, done) = second;
+    assert_eq!(second.unwrap(), 1);
+    assert!(done >= Duration::from_secs(4), "{done:?}");
+    // A fn that cannot wait for a closed cooldown is refused before its
+    // first attempt.
+    let blocked = AtomicU32::new(0);
+    assert!(limited().await.is_err());
+    let failure = impatient(&blocked).await.unwrap_err();
+    assert_eq!(failure.stop_reason(), StopReason::Cooldown);
+    assert_eq!(blocked.load(Ordering::Relaxed), 0, "no attempt");
+}

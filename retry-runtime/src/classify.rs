@@ -132,6 +132,42 @@ pub trait Classify {
     fn signals(&self) -> crate::Signals {
         crate::Signals::NONE
     }
+
+    /// How to make this error from a guard's refusal of a call's first
+    /// attempt, when there is no attempt's error to return (see
+    /// [`Refused`](crate::Refused)): `Some(make)` and the call returns
+    /// `Err(make(refused))` without an attempt. `None` (the default): the
+    /// call makes its first attempt anyway, and its guards refuse only its
+    /// retries.
+    ///
+    /// ```
+    /// use tenacious::{Classify, ErrorClass, Refused};
+    ///
+    /// #[derive(Debug)]
+    /// enum ToolError {
+    ///     Timeout,
+    ///     Refused(Refused),
+    /// }
+    ///
+    /// impl Classify for ToolError {
+    ///     fn classify(&self) -> ErrorClass {
+    ///         match self {
+    ///             ToolError::Timeout => ErrorClass::Transient,
+    ///             ToolError::Refused(refused) => refused.classify(),
+    ///         }
+    ///     }
+    ///     fn refused() -> Option<fn(Refused) -> Self> {
+    ///         Some(ToolError::Refused)
+    ///     }
+    /// }
+    /// ```
+    #[must_use]
+    fn refused() -> Option<fn(crate::Refused) -> Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// `Classify` for a pointer to an error: every method forwards to the
@@ -206,6 +242,10 @@ impl Classify for io::ErrorKind {
 impl Classify for io::Error {
     fn classify(&self) -> ErrorClass {
         io_kind_class(self.kind())
+    }
+    /// An [`io::ErrorKind::Other`] error holding the [`Refused`](crate::Refused).
+    fn refused() -> Option<fn(crate::Refused) -> Self> {
+        Some(io::Error::other)
     }
     fn variant(&self) -> &'static str {
         io_kind_name(self.kind())

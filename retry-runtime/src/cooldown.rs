@@ -25,24 +25,25 @@ use crate::{Admit, AttemptResult, ErrorClass, Guard, NextAttempt, Outcome, StopR
 ///   [`SPACING`](Cooldown::SPACING), 10 ms: 100 waiters over 990 ms), in
 ///   the order they asked, never all at once; a call that comes while the
 ///   waiters are being released queues behind them.
-/// - **A wait it cannot serve stops the call** with
+/// - **A wait it cannot serve stops the call at once** with
 ///   [`StopReason::Cooldown`]: one longer than the policy's
 ///   `max_retry_after`, or one that leaves less than a millisecond of the
-///   call's deadline. (Before the first attempt there is no error to
-///   return, so such a call makes its attempt at once; see [`Guard`].)
+///   call's deadline. Before the first attempt the call returns its error
+///   made from a [`Refused`](crate::Refused), with no attempt, if its error
+///   type can say so ([`Classify::refused`](crate::Classify::refused));
+///   otherwise it has no error to return and makes its attempt at once.
 ///
 /// Lock-free: two `AtomicU64`s of nanoseconds on the calls' clock (tokio's
-/// for async calls, paused in tests, or the system's for blocking ones).
-/// Name it with `#[retry(guard = NAME)]` or
-/// [`Policy::guard`](crate::Policy::guard) (a policy has one guard slot;
-/// the cooldown gets a key of its own beside the other provider guards).
+/// for async calls, paused in tests, or the system's for blocking ones);
+/// nothing allocated. Name it with `#[retry(cooldown = NAME)]` or
+/// [`Policy::cooldown`](crate::Policy::cooldown).
 ///
 /// ```
 /// use std::time::Duration;
 /// use tenacious::{Cooldown, Policy};
 ///
 /// static OPENAI: Cooldown = Cooldown::new();
-/// const POLICY: Policy = Policy::new().guard(&OPENAI);
+/// const POLICY: Policy = Policy::new().cooldown(&OPENAI);
 ///
 /// assert!(!OPENAI.is_closed());
 /// assert_eq!(OPENAI.get_spacing(), Duration::from_millis(10));

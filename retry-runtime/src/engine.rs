@@ -12,6 +12,7 @@ use crate::guard::{AttemptResult, NextAttempt, Outcome};
 use crate::hooks::{NotifyFn, WhenFn};
 use crate::key::IdempotencyKey;
 use crate::observe::{self, FailedAttempt};
+use crate::policy::Chain;
 use crate::{
     Admit, Classify, ErrorClass, Guard, Jitter, Nested, Policy, RetryEvent, Signals, StopReason,
 };
@@ -50,7 +51,7 @@ pub struct Engine<'p> {
     /// Attempts made so far.
     attempts: u32,
     /// `NESTED_ONCE`, `TIMED_OUT`, `BLOCKING`, `HAS_KEY`, `PACE`,
-    /// `AFTER_TIMEOUT`.
+    /// `AFTER_TIMEOUT`, `REFUSABLE`.
     flags: u8,
     stop: Option<StopReason>,
     /// The last backoff drawn, in nanoseconds, for decorrelated jitter.
@@ -79,6 +80,8 @@ const PACE: u8 = 16;
 /// The attempt running (or about to) follows one that timed out: what the
 /// guards were told when they admitted it.
 const AFTER_TIMEOUT: u8 = 32;
+/// The call's error type can say a guard refused the first attempt.
+const REFUSABLE: u8 = 64;
 
 impl<'p> Engine<'p> {
     /// A call's engine before its first attempt; `nested_key` is the key
@@ -388,16 +391,16 @@ impl<'p> Engine<'p> {
     }
 
     /// Asks the guards whether the retry after a wait of `nanos` may be
-    /// made: the policy's guard first, then its budget. `Ok` with the wait,
-    /// lengthened by what the guard asked for, or the reason to stop; a
-    /// guard that admitted the retry hears it was not made when a later
-    /// check stops the call.
+    /// made: each of the policy's chain in order (see `Policy::chain`),
+    /// then its budget. `Ok` with the wait, lengthened by what the guards
+    /// asked for, or the reason to stop; the guards that admitted the
+    /// retry hear it was not made when a later check stops the call.
     #[inline(never)]
     fn admit_retry(&mut self, after_timeout: bool, nanos: u64) -> Result<u64, StopReason> {
         let policy = self.policy;
+        let chain = policy.chain();
         let mut next = self.next_attempt(false);
         next.after_timeout = after_timeout;
-        next.wait = Duration::from_nanos(nanos);
         let not_made = Outcome {
             attempt: next.attempt,
             after_timeout,
@@ -406,8 +409,16 @@ impl<'p> Engine<'p> {
             now: next.now,
             elapsed: next.elapsed,
         };
+        let tell = |admitted: &[Option<&'static dyn Guard>]| {
+            for guard in admitted.iter().flatten() {
+                guard.observe(&not_made);
+            }
+        };
         let mut wait = nanos;
-        if let Some(guard) = policy.get_guard() {
+        for (at, guard) in chain.iter().enumerate() {
+            let Some(guard) = guard else { continue };
+            next.wait = Duration::from_nanos(wait);
+            let before = wait;
             match guard.admit(&next) {
                 Admit::Go => {}
                 Admit::Wait(more) => {
@@ -415,19 +426,21 @@ impl<'p> Engine<'p> {
                     self.flags |= PACE;
                 }
                 Admit::Later => self.flags |= PACE,
-                Admit::Stop(reason) => return Err(reason),
+                Admit::Stop(reason) => {
+                    tell(&chain[..at]);
+                    return Err(reason);
+                }
             }
-            if wait != nanos && self.leaves_no_room(wait) {
-                guard.observe(&not_made);
+            if wait != before && self.leaves_no_room(wait) {
+                tell(&chain[..=at]);
                 return Err(StopReason::Deadline);
             }
         }
+        next.wait = Duration::from_nanos(wait);
         if let Some(budget) = policy.get_budget()
             && let Admit::Stop(reason) = budget.admit(&next)
         {
-            if let Some(guard) = policy.get_guard() {
-                guard.observe(&not_made);
-            }
+            tell(&chain);
             return Err(reason);
         }
         if after_timeout {
@@ -439,10 +452,17 @@ impl<'p> Engine<'p> {
     }
 
     /// Tells the guards how attempt number `attempt` ended (or that it was
-    /// not made). Out of line, and called only when there are guards
+    /// not made), all but the chain's guard at `except` (one that refused
+    /// it). Out of line, and called only when there are guards
     /// (`has_guards`), so a call without them pays no call for it.
     #[inline(never)]
-    fn tell_guards(&self, attempt: u32, result: AttemptResult, signals: Signals) {
+    fn tell_guards_but(
+        &self,
+        attempt: u32,
+        result: AttemptResult,
+        signals: Signals,
+        except: Option<usize>,
+    ) {
         let policy = self.policy;
         let (now, elapsed) = self.clock_now();
         let outcome = Outcome {
@@ -453,12 +473,21 @@ impl<'p> Engine<'p> {
             now,
             elapsed,
         };
-        if let Some(guard) = policy.get_guard() {
-            guard.observe(&outcome);
+        for (at, guard) in policy.chain().iter().enumerate() {
+            if let Some(guard) = guard
+                && except != Some(at)
+            {
+                guard.observe(&outcome);
+            }
         }
         if let Some(budget) = policy.get_budget() {
             budget.observe(&outcome);
         }
+    }
+
+    /// [`tell_guards_but`](Engine::tell_guards_but) every guard.
+    fn tell_guards(&self, attempt: u32, result: AttemptResult, signals: Signals) {
+        self.tell_guards_but(attempt, result, signals, None);
     }
 
     /// The attempt the policy's guard is asked about before it starts:
@@ -497,18 +526,36 @@ impl<'p> Engine<'p> {
         self.flags &= !PACE;
     }
 
-    /// Whether the policy's guard is to be asked before the next attempt:
-    /// before the first, or when it asked to be at a retry's decision.
-    /// (Read from the policy, not set as a flag when the call starts, so a
-    /// call without a guard pays nothing for it there.)
+    /// Whether the policy's guards are to be asked before the next
+    /// attempt: before the first, or when one asked to be at a retry's
+    /// decision. (Read from the policy, not set as a flag when the call
+    /// starts, so a call without a guard pays nothing for it there.)
     #[inline]
     pub(crate) const fn wants_pace(&self) -> bool {
-        self.has(PACE) || (self.attempts == 0 && self.policy.get_guard().is_some())
+        self.has(PACE) || (self.attempts == 0 && self.policy.has_chain())
     }
 
-    /// The policy's guard, if any.
-    pub(crate) const fn guard(&self) -> Option<&'static dyn Guard> {
-        self.policy.get_guard()
+    /// The policy's guards, in the order they are asked.
+    pub(crate) const fn chain(&self) -> Chain {
+        self.policy.chain()
+    }
+
+    /// The call's error type can say a guard refused its first attempt
+    /// ([`Classify::refused`]): a refusal there stops the call.
+    pub(crate) fn set_refusable(&mut self) {
+        self.flags |= REFUSABLE;
+    }
+
+    /// Whether a refusal before the first attempt stops the call.
+    pub(crate) const fn refusable(&self) -> bool {
+        self.has(REFUSABLE)
+    }
+
+    /// Why a guard refused the call's first attempt, if one did: the call
+    /// then returns `E::refused()` of it, with no attempt.
+    #[inline]
+    pub(crate) const fn refusal(&self) -> Option<StopReason> {
+        if self.attempts == 0 { self.stop } else { None }
     }
 
     /// Before the attempt after a retry's wait: whether the call stops
@@ -531,32 +578,21 @@ impl<'p> Engine<'p> {
         {
             return false;
         }
-        self.give_up_before_attempt(StopReason::Deadline, false);
+        self.give_up_before_attempt(StopReason::Deadline, None);
         true
     }
 
     /// The call gives up, for `reason`, before an attempt it had decided
-    /// to make: the guards that admitted it hear it was not made (the
-    /// budget gets back what it took). `by_guard`: the policy's guard
-    /// refused it when asked again, so only the budget is told.
+    /// to make (or, refused by a guard, before its first): the guards that
+    /// admitted it hear it was not made (the budget gets back what it
+    /// took). `refused_by`: the chain's guard that refused it (see
+    /// `Policy::chain`), which is not told.
     #[cold]
-    pub(crate) fn give_up_before_attempt(&mut self, reason: StopReason, by_guard: bool) {
+    pub(crate) fn give_up_before_attempt(&mut self, reason: StopReason, refused_by: Option<usize>) {
         self.stop = Some(reason);
         let attempt = self.attempts.saturating_add(1);
-        if by_guard {
-            if let Some(budget) = self.policy.get_budget() {
-                let (now, elapsed) = self.clock_now();
-                budget.observe(&Outcome {
-                    attempt,
-                    after_timeout: self.has(AFTER_TIMEOUT),
-                    result: AttemptResult::NotMade,
-                    signals: Signals::NONE,
-                    now,
-                    elapsed,
-                });
-            }
-        } else if has_guards(self.policy) {
-            self.tell_guards(attempt, AttemptResult::NotMade, Signals::NONE);
+        if has_guards(self.policy) {
+            self.tell_guards_but(attempt, AttemptResult::NotMade, Signals::NONE, refused_by);
         }
         if let Some(stats) = self.policy.get_stats() {
             observe::late_give_up(stats, self.attempts, self.max(), self.elapsed(), reason);
@@ -647,7 +683,7 @@ impl<'p> Engine<'p> {
 /// `const` policy, so a call without either runs no guard code.
 #[inline]
 const fn has_guards(policy: &Policy) -> bool {
-    policy.get_guard().is_some() || policy.get_budget().is_some()
+    policy.has_chain() || policy.get_budget().is_some()
 }
 
 /// Now, on the clock `flags` name (`BLOCKING`: the system's, else tokio's).

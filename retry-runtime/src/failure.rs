@@ -112,6 +112,10 @@ impl<E> Failure<E> {
 impl<E> fmt::Display for Failure<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.attempts.len();
+        if n == 0 {
+            // Refused by a guard before its first attempt.
+            return write!(f, "refused before the first attempt ({})", self.stop);
+        }
         let plural = if n == 1 { "" } else { "s" };
         write!(f, "gave up after {n} attempt{plural} ({})", self.stop)?;
         let mut sep = ": ";
@@ -163,6 +167,26 @@ impl<E: Classify> Classify for Failure<E> {
     }
     fn variant(&self) -> &'static str {
         self.last.variant()
+    }
+    fn signals(&self) -> crate::Signals {
+        self.last.signals()
+    }
+    /// When `E` can be made from a refusal: a failure with no attempts,
+    /// stopped for the refusal's reason, whose last error is `E`'s.
+    fn refused() -> Option<fn(crate::Refused) -> Self> {
+        E::refused().map(|_| refused_failure::<E> as fn(crate::Refused) -> Self)
+    }
+}
+
+/// The failure of a call refused before its first attempt.
+fn refused_failure<E: Classify>(refused: crate::Refused) -> Failure<E> {
+    // Reached only through `Failure::<E>::refused`, `Some` only when
+    // `E::refused` is.
+    let make = E::refused().unwrap_or_else(|| unreachable!("E::refused was Some"));
+    Failure {
+        attempts: Vec::new(),
+        stop: refused.reason(),
+        last: make(refused),
     }
 }
 

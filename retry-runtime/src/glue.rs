@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::engine::Engine;
 use crate::failure::{Failure, Provenance};
 use crate::hooks::{NotifyFn, RetryResult, WhenFn};
-use crate::{Classify, Elapsed, StopReason};
+use crate::{Classify, Elapsed, Refused, StopReason};
 
 /// [`Engine::step`] for generated code: bounded by [`RetryResult`] rather
 /// than spelled `Result<T, E>`, so a fn returning something else, or an
@@ -71,6 +71,49 @@ pub fn resume<R>(engine: &mut Engine<'_>, last: R) -> ControlFlow<R> {
     } else {
         ControlFlow::Continue(())
     }
+}
+
+/// Before a call's first attempt, when its policy names guards: asks them
+/// (see `pace`), and returns the call's result if one refused the attempt
+/// and the call's error type can say so ([`Classify::refused`]): the
+/// error made from the [`Refused`], with no attempt. `O` is what the call
+/// returns, so a fn returning `Result<T, Failure<E>>` gets a `Failure`.
+#[inline]
+pub async fn pace_first<O: RetryResult>(engine: &mut Engine<'_>) -> Option<O> {
+    if !engine.wants_pace() {
+        return None;
+    }
+    let make = O::Error::refused();
+    if make.is_some() {
+        engine.set_refusable();
+    }
+    crate::pace::pace(engine).await;
+    refused(engine, make)
+}
+
+/// [`pace_first`] for a blocking call.
+#[inline]
+pub fn pace_first_blocking<O: RetryResult>(engine: &mut Engine<'_>) -> Option<O> {
+    if !engine.wants_pace() {
+        return None;
+    }
+    let make = O::Error::refused();
+    if make.is_some() {
+        engine.set_refusable();
+    }
+    crate::pace::pace_blocking(engine);
+    refused(engine, make)
+}
+
+/// The call's result when a guard refused its first attempt.
+#[cold]
+fn refused<O: RetryResult>(
+    engine: &Engine<'_>,
+    make: Option<fn(Refused) -> O::Error>,
+) -> Option<O> {
+    let reason = engine.refusal()?;
+    let make = make?;
+    Some(O::from_result(Err(make(Refused::new(reason)))))
 }
 
 /// [`Engine::step`] for a `#[retry]` fn declared to return

@@ -17,17 +17,26 @@ use crate::{ErrorClass, RetryBudget, Signals, StopReason};
 /// rate-limit cooldown, a client-side throttle, a circuit breaker, or a
 /// store of any of these across the network.
 ///
-/// Name one with [`Policy::guard`](crate::Policy::guard) or
-/// `#[retry(guard = NAME)]`, as a `static`. A policy's [`RetryBudget`] is a
-/// guard too, consulted after this one.
+/// Name one of your own with [`Policy::guard`](crate::Policy::guard) or
+/// `#[retry(guard = NAME)]`, as a `static`. The provider guards this crate
+/// has are named by keys of their own; a call asks them in this order, each
+/// with the wait planned so far ([`NextAttempt::wait`]): the
+/// [`Cooldown`](crate::Cooldown) (`cooldown`), your guard (`guard`), then
+/// the [`RetryBudget`] (`budget`), so a guard never reserves a slot for a
+/// retry an earlier one refused, and the budget pays only for a retry that
+/// will be made. A guard asked later does not make an earlier one be asked
+/// again.
 ///
 /// # When it is asked
 ///
 /// - **Before the first attempt**, with [`NextAttempt::attempt`] 1.
-///   [`Admit::Wait`] delays the attempt (then the guard is asked again);
-///   there is no error to return yet, so [`Admit::Stop`] is taken as
-///   [`Admit::Go`] there, and a wait that would leave no room for the
-///   attempt before the deadline is skipped.
+///   [`Admit::Wait`] delays the attempt (then the guard is asked again).
+///   [`Admit::Stop`], or a wait that would leave no room for the attempt
+///   before the deadline, stops the call with no attempt when its error
+///   type can say it was refused ([`Classify::refused`](crate::Classify::refused)):
+///   it returns that error made from a [`Refused`](crate::Refused).
+///   Otherwise there is no error to return, and the call makes its
+///   attempt: the refusal is taken as [`Admit::Go`], the wait skipped.
 /// - **When a retry is decided**, after an attempt failed with an error the
 ///   policy retries and the engine's own checks passed (class, `when`,
 ///   `max`, the hint, the deadline), before `notify` and before the wait:
@@ -56,9 +65,9 @@ use crate::{ErrorClass, RetryBudget, Signals, StopReason};
 /// # Outcomes
 ///
 /// [`observe`](Guard::observe) hears of every attempt a guard admitted:
-/// its success or its error's class and hint, or that it was not made
-/// after all (a later guard, or the deadline, stopped the call), so a
-/// guard that reserved something for it can give it back.
+/// its success or its error's class, hint and [`Signals`], or that it was
+/// not made after all (a later guard, or the deadline, stopped the call),
+/// so a guard that reserved something for it can give it back.
 ///
 /// ```
 /// use std::io;

@@ -99,6 +99,7 @@ mod observe;
 mod pace;
 mod policy;
 mod polled;
+mod refused;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;
 pub mod retry_after;
@@ -126,6 +127,7 @@ pub use http_class::HttpError;
 pub use key::{IdempotencyKey, ParseKeyError};
 pub use nested::Nested;
 pub use policy::Policy;
+pub use refused::Refused;
 pub use retry_on::RetryOn;
 pub use signals::Signals;
 pub use stop::StopReason;
@@ -143,7 +145,8 @@ pub mod __private {
     pub use crate::engine::Engine;
     pub use crate::failure::Provenance;
     pub use crate::glue::{
-        resume, resume_failure, step, step_failure, step_failure_held, step_held, timed_out,
+        pace_first, pace_first_blocking, resume, resume_failure, step, step_failure,
+        step_failure_held, step_held, timed_out,
     };
     pub use crate::hooks::{NotifyFn, RetryResult, WhenFn, always, ignore};
     pub use crate::pace::{pace, pace_blocking};

@@ -1,8 +1,8 @@
-//! Pacing: asking a policy's [`Guard`] just before an attempt, when it
-//! asked to be asked then — before a call's first attempt, and after a
-//! retry's wait when it answered [`Admit::Wait`] or [`Admit::Later`] at the
-//! retry's decision (see `Engine::decide`). [`pace`] for the async loops
-//! (which await [`Guard::admit_async`] there), [`pace_blocking`] for the
+//! Pacing: asking a policy's guards, in order, just before an attempt,
+//! when they asked to be asked then — before a call's first attempt, and
+//! after a retry's wait when one answered [`Admit::Wait`] or
+//! [`Admit::Later`] at the retry's decision (see `Engine::decide`). [`pace`] for the async loops
+//! (which await [`Guard::admit_async`](crate::Guard::admit_async) there), [`pace_blocking`] for the
 //! blocking ones, both built on [`Pacer`], which a poll-based driver polls
 //! too. A call whose policy has no guard skips them at once.
 use std::future::Future;
@@ -16,19 +16,23 @@ use tokio::time::Sleep;
 use crate::driver::{sleep, sleep_blocking};
 use crate::engine::Engine;
 use crate::guard::block_on;
-use crate::{Admit, Guard, PendingAdmit, StopReason};
+use crate::{Admit, PendingAdmit, StopReason};
 
-/// What to do after the guard's answer.
+/// What to do after a guard's answer.
 enum Then {
-    /// Start the attempt (or, if the call stopped, let `resume` return).
-    Go,
-    /// Wait this long, then ask again.
+    /// Ask the next guard of the chain.
+    Next,
+    /// Wait this long, then ask the same guard again.
     Wait(Duration),
+    /// Stop pacing: the call stopped (see [`Engine::late`] and
+    /// [`Engine::refusal`]).
+    Stop,
 }
 
-/// Before an attempt of an async loop: asks the policy's guard, if it
-/// wants asking, until it lets the attempt go (waiting as it says) or stops
-/// the call, which the loop's next `resume` then ends.
+/// Before an attempt of an async loop: asks the policy's guards, in order,
+/// if they want asking, until each lets the attempt go (waiting as it
+/// says) or one stops the call, which the loop's next `resume` (or, before
+/// the first attempt, its refusal check) then ends.
 #[inline]
 pub async fn pace(engine: &mut Engine<'_>) {
     if !engine.wants_pace() {
@@ -41,11 +45,14 @@ pub async fn pace(engine: &mut Engine<'_>) {
 pin_project! {
     /// [`pace`] as a state machine polled with the engine it paces: what
     /// the async loops await, and what a poll-based driver (`polled.rs`)
-    /// polls. Holds the guard's pending async answer, or the timer of a
-    /// wait it asked for, each boxed when there is one: 32 bytes whether the
-    /// policy has a guard or not.
+    /// polls. Holds which guard of the chain it is asking, that guard's
+    /// pending async answer, or the timer of a wait it asked for, each
+    /// boxed when there is one: 32 bytes whether the policy has guards or
+    /// not.
     pub(crate) struct Pacer {
-        // Whether the guard was asked about this attempt already.
+        // The guard of the chain being asked.
+        at: u8,
+        // Whether that guard was asked about this attempt already.
         asked: bool,
         pending: Option<PendingAdmit<'static>>,
         timer: Option<Pin<Box<Sleep>>>,
@@ -55,6 +62,7 @@ pin_project! {
 impl std::fmt::Debug for Pacer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pacer")
+            .field("at", &self.at)
             .field("asked", &self.asked)
             .field("pending", &self.pending.is_some())
             .field("timer", &self.timer)
@@ -65,29 +73,43 @@ impl std::fmt::Debug for Pacer {
 impl Pacer {
     pub(crate) const fn new() -> Self {
         Self {
+            at: 0,
             asked: false,
             pending: None,
             timer: None,
         }
     }
 
-    /// Ready once the engine's guard let the next attempt go or stopped
-    /// the call (see [`Engine::late`]); at once when it does not want
-    /// asking. Ready leaves the pacer as new, for the next attempt.
+    /// Ready once every guard of the engine's chain let the next attempt
+    /// go, or one stopped the call (see [`Engine::late`]); at once when
+    /// they do not want asking. Ready leaves the pacer as new, for the
+    /// next attempt.
     pub(crate) fn poll_pace(
         self: Pin<&mut Self>,
         engine: &mut Engine<'_>,
         cx: &mut Context<'_>,
     ) -> Poll<()> {
         let this = self.project();
-        let Some(guard) = engine.pacing_guard() else {
+        if !engine.wants_pace() {
             return Poll::Ready(());
-        };
+        }
+        let chain = engine.chain();
         loop {
             if let Some(timer) = this.timer {
                 ready!(timer.as_mut().poll(cx));
                 *this.timer = None;
             }
+            let at = usize::from(*this.at);
+            let Some(Some(guard)) = chain.get(at) else {
+                if at >= chain.len() {
+                    engine.paced();
+                    *this.at = 0;
+                    *this.asked = false;
+                    return Poll::Ready(());
+                }
+                *this.at += 1;
+                continue;
+            };
             let admit = if let Some(pending) = this.pending {
                 let admit = ready!(pending.as_mut().poll(cx));
                 *this.pending = None;
@@ -105,76 +127,76 @@ impl Pacer {
                     admit => admit,
                 }
             };
-            match settle(engine, admit) {
-                Then::Go => {
+            match settle(engine, admit, at) {
+                Then::Next => {
+                    *this.at += 1;
+                    *this.asked = false;
+                }
+                Then::Wait(delay) => *this.timer = Some(Box::pin(sleep(delay))),
+                Then::Stop => {
+                    engine.paced();
+                    *this.at = 0;
                     *this.asked = false;
                     return Poll::Ready(());
                 }
-                Then::Wait(delay) => *this.timer = Some(Box::pin(sleep(delay))),
             }
         }
     }
 }
 
 /// [`pace`] for a blocking loop: it sleeps the thread, and blocks it on
-/// [`Guard::admit_async`]. Written out rather than driving a [`Pacer`]:
+/// [`Guard::admit_async`](crate::Guard::admit_async). Written out rather than driving a [`Pacer`]:
 /// the pacer's timer is tokio's, and a blocking call may run outside any
 /// runtime.
 #[inline]
 pub fn pace_blocking(engine: &mut Engine<'_>) {
-    let Some(guard) = engine.pacing_guard() else {
+    if !engine.wants_pace() {
         return;
-    };
-    let mut recheck = engine.attempts() > 0;
-    loop {
-        let next = engine.next_attempt(recheck);
-        let mut admit = guard.admit(&next);
-        if admit == Admit::Later {
-            admit = block_on(guard.admit_async(next));
-        }
-        match settle(engine, admit) {
-            Then::Go => return,
-            Then::Wait(delay) => sleep_blocking(delay),
-        }
-        recheck = true;
     }
+    let chain = engine.chain();
+    'chain: for (at, guard) in chain.iter().enumerate() {
+        let Some(guard) = guard else { continue };
+        let mut recheck = engine.attempts() > 0;
+        loop {
+            let next = engine.next_attempt(recheck);
+            let mut admit = guard.admit(&next);
+            if admit == Admit::Later {
+                admit = block_on(guard.admit_async(next));
+            }
+            match settle(engine, admit, at) {
+                Then::Next => continue 'chain,
+                Then::Wait(delay) => sleep_blocking(delay),
+                Then::Stop => break 'chain,
+            }
+            recheck = true;
+        }
+    }
+    engine.paced();
 }
 
-/// Applies the guard's answer. Before the first attempt the call has no
-/// error to return, so it always makes that attempt: a refusal is taken as
-/// a go, and a wait that would leave no room before the deadline is
-/// skipped. Later, a refusal (or such a wait) stops the call.
-fn settle(engine: &mut Engine<'_>, admit: Admit) -> Then {
-    let first = engine.attempts() == 0;
+/// Applies the answer of the chain's guard at `at`. A refusal (or a wait
+/// that would leave no room before the deadline) stops the call, with the
+/// guard's reason (or [`StopReason::Deadline`]); before the first attempt
+/// it does so only when the call's error type can say it was refused
+/// ([`Classify::refused`](crate::Classify::refused)) — else the call has no
+/// error to return, and makes the attempt: the refusal is taken as a go
+/// and such a wait is skipped.
+fn settle(engine: &mut Engine<'_>, admit: Admit, at: usize) -> Then {
     let stop = match admit {
-        Admit::Go | Admit::Later => None,
-        Admit::Stop(reason) => Some(reason),
+        Admit::Go | Admit::Later => return Then::Next,
+        Admit::Stop(reason) => reason,
         Admit::Wait(delay) => {
             if !engine.leaves_no_room(crate::backoff::saturating_nanos(delay)) {
                 return Then::Wait(delay);
             }
-            Some(StopReason::Deadline)
+            StopReason::Deadline
         }
     };
-    engine.paced();
-    if let Some(reason) = stop
-        && !first
-    {
-        engine.give_up_before_attempt(reason, true);
+    if engine.attempts() == 0 && !engine.refusable() {
+        return Then::Next;
     }
-    Then::Go
-}
-
-impl Engine<'_> {
-    /// The policy's guard, if it is to be asked before the next attempt.
-    #[inline]
-    pub(crate) fn pacing_guard(&self) -> Option<&'static dyn Guard> {
-        if self.wants_pace() {
-            self.guard()
-        } else {
-            None
-        }
-    }
+    engine.give_up_before_attempt(stop, Some(at));
+    Then::Stop
 }
 
 /// The wait before an attempt of an async `Policy` loop: the backoff after

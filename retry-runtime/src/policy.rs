@@ -4,7 +4,7 @@ use std::time::Duration;
 use crate::backoff::saturating_nanos;
 use crate::guard::ByAddress;
 use crate::stats::CallStats;
-use crate::{Guard, Jitter, Nested, RetryBudget, RetryOn};
+use crate::{Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn};
 
 /// A retry policy: how many attempts, how long to wait between them, which
 /// errors to retry.
@@ -23,7 +23,8 @@ use crate::{Guard, Jitter, Nested, RetryBudget, RetryOn};
 /// | longest server hint honoured | [`max_retry_after`](Policy::max_retry_after) | [`get_max_retry_after`](Policy::get_max_retry_after) | 120 s |
 /// | per-attempt limit (async, [`retry_timed`](Policy::retry_timed)) | [`timeout`](Policy::timeout) | [`get_timeout`](Policy::get_timeout) | none |
 /// | whole-call limit | [`deadline`](Policy::deadline) | [`get_deadline`](Policy::get_deadline) | none |
-/// | a shared [`Guard`] asked before each attempt | [`guard`](Policy::guard) | [`get_guard`](Policy::get_guard) | none |
+/// | shared rate-limit cooldown | [`cooldown`](Policy::cooldown) | [`get_cooldown`](Policy::get_cooldown) | none |
+/// | a shared [`Guard`] of your own, asked before each attempt | [`guard`](Policy::guard) | [`get_guard`](Policy::get_guard) | none |
 /// | shared retry budget | [`budget`](Policy::budget) | [`get_budget`](Policy::get_budget) | none |
 /// | inside another retried call | [`nested`](Policy::nested) | [`get_nested`](Policy::get_nested) | [`Nested::Once`] |
 /// | statistics record (and `tracing`/`metrics`) | [`stats`](Policy::stats) | [`get_stats`](Policy::get_stats) | none |
@@ -58,6 +59,7 @@ pub struct Policy {
     max_retry_after: u64,
     timeout: Option<u64>,
     deadline: Option<u64>,
+    cooldown: Option<ByAddress<Cooldown>>,
     guard: Option<ByAddress<dyn Guard>>,
     budget: Option<ByAddress<RetryBudget>>,
     nested: Nested,
@@ -76,6 +78,7 @@ impl Policy {
         max_retry_after: 120_000_000_000,
         timeout: None,
         deadline: None,
+        cooldown: None,
         guard: None,
         budget: None,
         nested: Nested::Once,
@@ -299,6 +302,31 @@ impl Policy {
         }
     }
 
+    /// Waits for a shared [`Cooldown`] before every attempt, the first
+    /// included, and closes it when an attempt gets a `RateLimited` error
+    /// with a server hint: every call naming it waits out one call's 429.
+    /// A wait it cannot serve (longer than
+    /// [`max_retry_after`](Policy::max_retry_after), or past the deadline)
+    /// stops the call with [`StopReason::Cooldown`](crate::StopReason::Cooldown).
+    /// Default: none. The provider guards are asked in a fixed order (see
+    /// [`Guard`]), the cooldown before [`guard`](Policy::guard) and
+    /// [`budget`](Policy::budget).
+    ///
+    /// ```
+    /// use tenacious::{Cooldown, Policy};
+    ///
+    /// static OPENAI: Cooldown = Cooldown::new();
+    /// const POLICY: Policy = Policy::new().cooldown(&OPENAI);
+    /// assert!(std::ptr::eq(POLICY.get_cooldown().unwrap(), &OPENAI));
+    /// ```
+    #[must_use]
+    pub const fn cooldown(self, cooldown: &'static Cooldown) -> Self {
+        Self {
+            cooldown: Some(ByAddress(cooldown)),
+            ..self
+        }
+    }
+
     /// Draws every retry from a shared [`RetryBudget`]; an empty one stops
     /// retrying at once. Default: none (retries are bounded only by `max`).
     ///
@@ -390,6 +418,15 @@ impl Policy {
         }
     }
 
+    /// The cooldown set by [`cooldown`](Policy::cooldown), if any.
+    #[must_use]
+    pub const fn get_cooldown(&self) -> Option<&'static Cooldown> {
+        match self.cooldown {
+            Some(ByAddress(cooldown)) => Some(cooldown),
+            None => None,
+        }
+    }
+
     /// The shared retry budget, if any.
     #[must_use]
     pub const fn get_budget(&self) -> Option<&'static RetryBudget> {
@@ -460,7 +497,31 @@ impl Policy {
     pub(crate) const fn deadline_nanos(&self) -> Option<u64> {
         self.deadline
     }
+
+    /// The guards a call asks before each attempt, besides the budget, in
+    /// the order it asks them (see [`Guard`]): a slot per kind, `None`
+    /// where the policy names none.
+    #[inline]
+    pub(crate) const fn chain(&self) -> Chain {
+        [
+            match self.cooldown {
+                Some(ByAddress(cooldown)) => Some(cooldown as &'static dyn Guard),
+                None => None,
+            },
+            self.get_guard(),
+        ]
+    }
+
+    /// Whether the policy names a guard besides its budget: known at
+    /// compile time for a `const` policy.
+    #[inline]
+    pub(crate) const fn has_chain(&self) -> bool {
+        self.cooldown.is_some() || self.guard.is_some()
+    }
 }
+
+/// The guards of [`Policy::chain`].
+pub(crate) type Chain = [Option<&'static dyn Guard>; 2];
 
 impl Default for Policy {
     /// [`Policy::DEFAULT`].

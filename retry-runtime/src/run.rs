@@ -23,7 +23,9 @@ use crate::clock::Clock;
 use crate::driver::{attempt, attempt_blocking, attempt_timed, sleep_blocking};
 use crate::engine::Engine;
 use crate::failure::{Failure, Provenance};
-use crate::glue::{resume, resume_failure, step_failure_held, step_held};
+use crate::glue::{
+    pace_first, pace_first_blocking, resume, resume_failure, step_failure_held, step_held,
+};
 use crate::hooks::{always, ignore};
 use crate::pace::{backoff, pace_blocking};
 use crate::{Classify, Elapsed, Policy, RetryEvent};
@@ -137,8 +139,10 @@ impl Policy {
         // The loop of an async `#[retry]` fn, written out: a shared generic
         // loop would wrap every attempt in one more future (module docs).
         let mut engine = Engine::new(self, Clock::Tokio);
-        if engine.wants_pace() {
-            backoff(&mut engine, Duration::ZERO).await;
+        if engine.wants_pace()
+            && let Some(refused) = pace_first(&mut engine).await
+        {
+            return refused;
         }
         loop {
             // `op` is called inside the block, so within the attempt's
@@ -253,8 +257,10 @@ impl Policy {
         // The loop of `#[retry(timeout = ...)]`, written out: only it bounds
         // each attempt and notes its timeout for the budget (module docs).
         let mut engine = Engine::new(self, Clock::Tokio);
-        if engine.wants_pace() {
-            backoff(&mut engine, Duration::ZERO).await;
+        if engine.wants_pace()
+            && let Some(refused) = pace_first(&mut engine).await
+        {
+            return refused;
         }
         loop {
             let result = match attempt_timed(&mut engine, async { op().await }).await {
@@ -313,8 +319,10 @@ impl Policy {
         // the provenance (module docs).
         let mut engine = Engine::new(self, Clock::Tokio);
         let mut provenance = Provenance::new();
-        if engine.wants_pace() {
-            backoff(&mut engine, Duration::ZERO).await;
+        if engine.wants_pace()
+            && let Some(refused) = pace_first(&mut engine).await
+        {
+            return refused;
         }
         loop {
             let result = attempt(&mut engine, async { op().await }).await;
@@ -397,8 +405,10 @@ impl Policy {
         // The loop of a sync `#[retry]` fn, written out: it sleeps the
         // thread and blocks on a guard's async answer (module docs).
         let mut engine = Engine::new(self, Clock::System);
-        if engine.wants_pace() {
-            pace_blocking(&mut engine);
+        if engine.wants_pace()
+            && let Some(refused) = pace_first_blocking(&mut engine)
+        {
+            return refused;
         }
         loop {
             let result = attempt_blocking(&mut engine, &mut op);
@@ -451,8 +461,10 @@ impl Policy {
         // out as its async twin is (module docs).
         let mut engine = Engine::new(self, Clock::System);
         let mut provenance = Provenance::new();
-        if engine.wants_pace() {
-            pace_blocking(&mut engine);
+        if engine.wants_pace()
+            && let Some(refused) = pace_first_blocking(&mut engine)
+        {
+            return refused;
         }
         loop {
             let result = attempt_blocking(&mut engine, &mut op);

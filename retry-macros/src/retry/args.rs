@@ -81,6 +81,16 @@ const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "cooldown",
+        example: "cooldown = PROVIDER_COOLDOWN",
+        read: |args, _, value, errors| {
+            let declare =
+                "static PROVIDER_COOLDOWN: tenacious::Cooldown = tenacious::Cooldown::new();";
+            let what = "a `static Cooldown`";
+            args.cooldown = static_path("cooldown", what, declare, &value, errors);
+        },
+    },
+    Key {
         name: "guard",
         example: "guard = PROVIDER_GUARD",
         read: |args, _, value, errors| {
@@ -320,6 +330,8 @@ pub(super) struct Args {
     pub(super) timeout: Option<DurationArg>,
     pub(super) deadline: Option<DurationArg>,
     pub(super) budget: Option<ExprPath>,
+    /// `cooldown = PATH`: a `static Cooldown`.
+    pub(super) cooldown: Option<ExprPath>,
     /// `guard = PATH`: a `static` implementing `Guard`.
     pub(super) guard: Option<ExprPath>,
     /// `key = EXPR`: the call's idempotency key, from its arguments.
@@ -723,7 +735,7 @@ fn fn_path(key: &str, value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
     }
 }
 
-/// The value of `budget` or `guard`: the path of `what`, declared as
+/// The value of `budget`, `cooldown` or `guard`: the path of `what`, declared as
 /// `declare` shows.
 fn static_path(
     key: &str,

@@ -62,10 +62,26 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     // fns drop it first: during their backoff the future holds tokio's
     // `Sleep` and nothing beside it.
     // So does a fn with a guard, which may stop the call after the wait.
-    let held = !shape.is_async || args.deadline.is_some() || args.guard.is_some();
-    // A guard is asked before the first attempt, and again after a wait
-    // when it asked to be (`pace`); a fn without one has no such step.
-    let pace = args.guard.as_ref().map(|_| {
+    let guarded = args.cooldown.is_some() || args.guard.is_some();
+    let held = !shape.is_async || args.deadline.is_some() || guarded;
+    // The guards are asked before the first attempt (`pace_first`, which
+    // returns the call's error made from a refusal, if its type can say
+    // one), and again after a wait when one asked to be (`pace`); a fn
+    // without guards has no such step.
+    let first_output = local("refused");
+    let pace_first = guarded.then(|| {
+        let first = if shape.is_async {
+            quote!(#private::pace_first(&mut #engine).await)
+        } else {
+            quote!(#private::pace_first_blocking(&mut #engine))
+        };
+        quote! {
+            if let #private::Option::Some(#first_output) = #first {
+                return #first_output;
+            }
+        }
+    });
+    let pace = guarded.then(|| {
         if shape.is_async {
             quote!(#private::pace(&mut #engine).await;)
         } else {
@@ -280,7 +296,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     let retry_loop = quote! {
         let mut #engine = #engine_new;
         #records_decl
-        #pace
+        #pace_first
         loop {
             #attempt
             #step_and_wait
@@ -412,6 +428,12 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
         // error there.
         let (span, _) = first_and_last_span(budget);
         policy.extend(quote_spanned!(span=> .budget(&#budget)));
+    }
+    if let Some(cooldown) = &args.cooldown {
+        // On the path: a path that is not a `static Cooldown` is a type
+        // error there.
+        let (span, _) = first_and_last_span(cooldown);
+        policy.extend(quote_spanned!(span=> .cooldown(&#cooldown)));
     }
     if let Some(guard) = &args.guard {
         // On the path: a path that is not a `static` implementing `Guard`

@@ -1,0 +1,26 @@
+// `cooldown` names a `static Cooldown`: a string is an error on the value,
+// and a `static` of another type is a type error on its path.
+use tenacious::{Classify, ErrorClass, RetryBudget, retry};
+
+#[derive(Debug)]
+struct Flaky;
+
+impl Classify for Flaky {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Transient
+    }
+}
+
+#[retry(cooldown = "PROVIDER")]
+async fn quoted() -> Result<(), Flaky> {
+    Ok(())
+}
+
+static BUDGET: RetryBudget = RetryBudget::new();
+
+#[retry(cooldown = BUDGET)]
+fn budget() -> Result<(), Flaky> {
+    Ok(())
+}
+
+fn main() {}
