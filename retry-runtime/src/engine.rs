@@ -683,7 +683,7 @@ impl<'p> Engine<'p> {
 /// `const` policy, so a call without either runs no guard code.
 #[inline]
 const fn has_guards(policy: &Policy) -> bool {
-    policy.has_chain() || policy.get_budget().is_some()
+    policy.has_guards()
 }
 
 /// Now, on the clock `flags` name (`BLOCKING`: the system's, else tokio's).

@@ -62,6 +62,9 @@ pub struct Policy {
     cooldown: Option<ByAddress<Cooldown>>,
     guard: Option<ByAddress<dyn Guard>>,
     budget: Option<ByAddress<RetryBudget>>,
+    /// Which of the guard slots are set (`HAS_*`): what a call tests first,
+    /// in one load, from the engine's pointer to its policy.
+    guards: u8,
     nested: Nested,
     stats: Option<ByAddress<CallStats>>,
 }
@@ -81,6 +84,7 @@ impl Policy {
         cooldown: None,
         guard: None,
         budget: None,
+        guards: 0,
         nested: Nested::Once,
         stats: None,
     };
@@ -298,6 +302,7 @@ impl Policy {
     pub const fn guard(self, guard: &'static dyn Guard) -> Self {
         Self {
             guard: Some(ByAddress(guard)),
+            guards: self.guards | HAS_GUARD,
             ..self
         }
     }
@@ -323,6 +328,7 @@ impl Policy {
     pub const fn cooldown(self, cooldown: &'static Cooldown) -> Self {
         Self {
             cooldown: Some(ByAddress(cooldown)),
+            guards: self.guards | HAS_COOLDOWN,
             ..self
         }
     }
@@ -341,6 +347,7 @@ impl Policy {
     pub const fn budget(self, budget: &'static RetryBudget) -> Self {
         Self {
             budget: Some(ByAddress(budget)),
+            guards: self.guards | HAS_BUDGET,
             ..self
         }
     }
@@ -516,9 +523,20 @@ impl Policy {
     /// compile time for a `const` policy.
     #[inline]
     pub(crate) const fn has_chain(&self) -> bool {
-        self.cooldown.is_some() || self.guard.is_some()
+        self.guards & !HAS_BUDGET != 0
+    }
+
+    /// Whether the policy names any guard, its budget included.
+    #[inline]
+    pub(crate) const fn has_guards(&self) -> bool {
+        self.guards != 0
     }
 }
+
+/// [`Policy`]'s `guards` bits.
+const HAS_COOLDOWN: u8 = 1;
+const HAS_GUARD: u8 = 2;
+const HAS_BUDGET: u8 = 4;
 
 /// The guards of [`Policy::chain`].
 pub(crate) type Chain = [Option<&'static dyn Guard>; 2];
