@@ -108,6 +108,7 @@ mod signals;
 mod start;
 pub mod stats;
 mod stop;
+mod throttle;
 mod when_by_ref;
 
 pub use attempt::Attempt;
@@ -129,6 +130,7 @@ pub use policy::Policy;
 pub use retry_on::RetryOn;
 pub use signals::Signals;
 pub use stop::StopReason;
+pub use throttle::{Throttle, ThrottleStats};
 
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]
