@@ -99,6 +99,8 @@ mod observe;
 mod pace;
 mod policy;
 mod polled;
+#[cfg(feature = "http")]
+pub mod rate_limits;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;
 pub mod retry_after;
