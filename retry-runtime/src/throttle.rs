@@ -75,11 +75,11 @@ const BUCKET_SECONDS: f64 = 0.5;
 /// provider's word is held to the policy's `max_retry_after`.
 ///
 /// A failed attempt's error gives its signals through
-/// [`Classify::signals`](crate::Classify::signals) (an
-/// [`HttpError`](crate::HttpError) reads them from the response's
-/// headers). A success's headers are the user's own: hand them over with
-/// [`report`](Throttle::report) from inside the retried fn, before
-/// returning the value.
+/// [`Classify::signals`](crate::Classify::signals) (an `HttpError`,
+/// feature `http`, reads them from the response's headers with
+/// `rate_limits::from_headers`). A success's headers are the user's own:
+/// hand them over with [`report`](Throttle::report) from inside the
+/// retried fn, before returning the value.
 ///
 /// # Stopping
 ///
@@ -146,7 +146,7 @@ pub struct ThrottleStats {
     /// The total of those waits (beyond what the calls planned anyway).
     pub waited: Duration,
     /// Attempts it refused because the wait left no room before the call's
-    /// deadline.
+    /// deadline (a first attempt, which goes anyway, counted too).
     pub stopped: u64,
     /// Throttles heard: times the rate was cut by β.
     pub decreases: u64,
@@ -276,10 +276,10 @@ impl State {
     fn report(&mut self, now: u64, remaining: u64, reset: Duration) {
         let until = now.saturating_add(saturating_nanos(reset));
         self.window_until = until;
-        if remaining == 0 {
-            self.window_next = self.window_next.max(until);
-        } else {
-            self.window_spacing = saturating_nanos(reset) / remaining;
+        match saturating_nanos(reset).checked_div(remaining) {
+            Some(spacing) => self.window_spacing = spacing,
+            // None left: nothing starts before the reset.
+            None => self.window_next = self.window_next.max(until),
         }
     }
 
