@@ -164,11 +164,16 @@ pub fn parse_go_duration(value: &str) -> Option<Duration> {
             "h" => 3_600_000_000_000,
             _ => return None,
         };
-        // A whole part saturated at `u64::MAX`, times an hour, and a
-        // fraction of 19 digits, times an hour, both fit in a `u128`.
-        let whole = whole.bytes().fold(0u64, |n, digit| {
-            n.saturating_mul(10).saturating_add(u64::from(digit - b'0'))
-        });
+        // A whole part that overflows a `u64` saturates the total; one that
+        // fits, times an hour, and a fraction of 19 digits, times an hour,
+        // both fit in a `u128`.
+        let Some(whole) = whole.bytes().try_fold(0u64, |n, digit| {
+            n.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
+        }) else {
+            total = u128::MAX;
+            rest = &after[unit_len..];
+            continue;
+        };
         let mut scale: u128 = 1;
         let mut numerator: u128 = 0;
         for digit in fraction.bytes().take(19) {
@@ -282,7 +287,9 @@ fn rfc3339_nanos(value: &str) -> Option<i128> {
 
 const fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => {
+            29
+        }
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
