@@ -70,9 +70,12 @@ const BUCKET_SECONDS: f64 = 0.5;
 /// in `d`), the attempts are spread over the window, one every `d / r`;
 /// with `r = 0` none starts before the reset. This applies from the first
 /// response, before any throttle, and on top of the adaptive rate (an
-/// attempt waits for both). The spacing goes on after the reset until the
-/// calls catch up with it, and a newer report replaces it. A wait on the
-/// provider's word is held to the policy's `max_retry_after`.
+/// attempt waits for both; calls held by the window are released at the
+/// rate, not in a burst at the reset). The spacing goes on after the reset
+/// until the calls catch up with it, and a newer report replaces it (a
+/// start already given is never taken back). A wait on the provider's word
+/// is held to the policy's `max_retry_after`. A window's start is not given
+/// back by a retry not made; its token is.
 ///
 /// A failed attempt's error gives its signals through
 /// [`Classify::signals`](crate::Classify::signals) (an `HttpError`,
@@ -496,19 +499,31 @@ impl Guard for Throttle {
         let planned = saturating_nanos(next.wait);
         let ready = now.saturating_add(planned);
         let mut state = self.lock();
-        let mut extra = 0;
+        // The window's start for it, held to `max_retry_after`.
+        let slot = state.window_slot(ready);
+        let held = slot.map_or(ready, |slot| {
+            slot.min(ready.saturating_add(saturating_nanos(next.max_retry_after)))
+        });
+        let mut extra = held - ready;
+        // Its token, if the bucket paces: what the bucket holds now, less
+        // one. Under a window's hold, what the bucket could not hold by the
+        // end of it is lost too: no call starts before then to use it, so
+        // the calls held are released at the rate, not in a burst. (A
+        // call's own planned wait is its own: the tokens before it are
+        // left to the others.)
+        let mut tokens = 0.0;
         if state.enabled {
             state.fill(seconds(now));
-            let short = 1.0 - state.tokens;
-            if short > 0.0 {
-                let until_token = nanos_ceil(short / state.fill_rate);
-                extra = until_token.saturating_sub(planned);
+            let hold = if slot.is_some() {
+                seconds(held - now)
+            } else {
+                0.0
+            };
+            tokens = state.tokens.min(state.capacity - hold * state.fill_rate) - 1.0;
+            if tokens < 0.0 {
+                let until_token = nanos_ceil(-tokens / state.fill_rate);
+                extra = extra.max(until_token.saturating_sub(planned));
             }
-        }
-        let slot = state.window_slot(ready);
-        if let Some(slot) = slot {
-            let window_wait = (slot - ready).min(saturating_nanos(next.max_retry_after));
-            extra = extra.max(window_wait);
         }
         if extra > 0
             && let Some(left) = next.deadline_left
@@ -527,7 +542,7 @@ impl Guard for Throttle {
             }
         }
         if state.enabled {
-            state.tokens -= 1.0;
+            state.tokens = tokens;
         }
         if let Some(slot) = slot {
             state.window_next = slot.saturating_add(state.window_spacing);

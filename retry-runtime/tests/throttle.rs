@@ -304,3 +304,27 @@ async fn a_retry_waits_for_its_token_and_goes_without_another() {
     let stats = throttle.stats();
     assert_eq!((stats.waits, stats.waited), (1, ms(1990)));
 }
+
+#[cfg(feature = "http")]
+#[tokio::test(start_paused = true)]
+async fn a_429_with_none_left_holds_the_calls_then_releases_them_at_the_rate() {
+    use tenacious_runtime::HttpError;
+
+    let throttle = fresh();
+    let start = Instant::now();
+    let mut headers = http::HeaderMap::new();
+    headers.insert("x-ratelimit-remaining-requests", "0".parse().unwrap());
+    headers.insert("x-ratelimit-reset-requests", "10s".parse().unwrap());
+    let error = HttpError::from_parts(http::StatusCode::TOO_MANY_REQUESTS, &headers);
+    let limited = policy(throttle)
+        .max(1)
+        .retry(|| async move { Err::<(), _>(error) })
+        .await;
+    assert!(limited.is_err());
+    // The 429 turned the rate limiter on (0.5 a second, from cold) and
+    // closed the window for 10 s: the calls held wait for the reset, then
+    // go one token apart, not all at once.
+    assert_eq!(throttle.stats().rate, Some(0.5));
+    let starts = at_once(throttle, start, 3).await;
+    assert_eq!(starts, vec![secs(10), secs(12), secs(14)]);
+}
