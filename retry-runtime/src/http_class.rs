@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use ::http::{HeaderMap, Response, StatusCode};
 
-use crate::{Classify, ErrorClass, retry_after};
+use crate::{Classify, ErrorClass, Signals, rate_limits, retry_after};
 
 /// The header some APIs (OpenAI, Anthropic) send to overrule the status code's
 /// usual retry advice.
@@ -136,6 +136,13 @@ const fn variant_names() -> [[u8; 9]; 900] {
 /// failing, not that a human must step in: that is `Invalid` (never retried
 /// unchanged; an agent may try another route), not `Fatal`.
 ///
+/// - **Signals** for the provider guards ([`Classify::signals`]): the
+///   rate-limit window's requests left and reset, read with
+///   [`rate_limits::from_headers`] (OpenAI's `x-ratelimit-*-requests`,
+///   Anthropic's `anthropic-ratelimit-requests-*`), and overloaded for a
+///   529. A 503 that says "overloaded" says it in its body, which is left
+///   alone: set it with [`with_overloaded`](HttpError::with_overloaded).
+///
 /// [`variant`](Classify::variant) is the status's (`"Status503"`).
 ///
 /// ```
@@ -152,22 +159,38 @@ const fn variant_names() -> [[u8; 9]; 900] {
 /// headers.insert("x-should-retry", "false".parse().unwrap());
 /// let error = HttpError::from_parts(StatusCode::SERVICE_UNAVAILABLE, &headers);
 /// assert_eq!(error.classify(), ErrorClass::Invalid);
+///
+/// let mut headers = HeaderMap::new();
+/// headers.insert("x-ratelimit-remaining-requests", "0".parse().unwrap());
+/// headers.insert("x-ratelimit-reset-requests", "6m0s".parse().unwrap());
+/// let error = HttpError::from_parts(StatusCode::TOO_MANY_REQUESTS, &headers);
+/// assert_eq!(error.signals().get_remaining(), Some(0));
+/// assert_eq!(error.signals().get_reset(), Some(Duration::from_secs(360)));
+/// let overloaded = HttpError::from_parts(StatusCode::from_u16(529).unwrap(), &HeaderMap::new());
+/// assert!(overloaded.signals().is_overloaded());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HttpError {
     status: StatusCode,
     retry_after: Option<Duration>,
     should_retry: Option<bool>,
+    signals: Signals,
 }
 
+/// Anthropic's (and others') "overloaded": the provider as a whole is
+/// refusing work.
+const OVERLOADED: u16 = 529;
+
 impl HttpError {
-    /// A failure known only by its status: no hint, no `x-should-retry`.
+    /// A failure known only by its status: no hint, no `x-should-retry`,
+    /// no rate-limit window; overloaded for a 529.
     #[must_use]
     pub const fn new(status: StatusCode) -> Self {
         Self {
             status,
             retry_after: None,
             should_retry: None,
+            signals: Signals::NONE.overloaded(status.as_u16() == OVERLOADED),
         }
     }
 
@@ -178,14 +201,17 @@ impl HttpError {
         Self::from_parts_at(status, headers, SystemTime::now())
     }
 
-    /// [`from_parts`](Self::from_parts) with an HTTP-date `Retry-After` taken
-    /// relative to `now` (the response's arrival, or a fixed instant in tests).
+    /// [`from_parts`](Self::from_parts) with an HTTP-date `Retry-After`, and
+    /// an RFC 3339 rate-limit reset, taken relative to `now` (the response's
+    /// arrival, or a fixed instant in tests).
     #[must_use]
     pub fn from_parts_at(status: StatusCode, headers: &HeaderMap, now: SystemTime) -> Self {
         Self {
             status,
             retry_after: retry_after::from_headers(headers, now),
             should_retry: should_retry(headers),
+            signals: rate_limits::from_headers_at(headers, now)
+                .overloaded(status.as_u16() == OVERLOADED),
         }
     }
 
@@ -209,6 +235,41 @@ impl HttpError {
     pub const fn with_should_retry(self, should_retry: Option<bool>) -> Self {
         Self {
             should_retry,
+            ..self
+        }
+    }
+
+    /// Sets what it says to the provider guards, replacing what was read
+    /// from the status and headers.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use http::StatusCode;
+    /// use tenacious::{Classify, HttpError, Signals};
+    ///
+    /// let window = Signals::NONE.remaining(0).reset(Duration::from_secs(20));
+    /// let error = HttpError::new(StatusCode::TOO_MANY_REQUESTS).with_signals(window);
+    /// assert_eq!(error.signals(), window);
+    /// ```
+    #[must_use]
+    pub const fn with_signals(self, signals: Signals) -> Self {
+        Self { signals, ..self }
+    }
+
+    /// Sets whether the provider said it is overloaded (a 503 whose body
+    /// says so), keeping the rest of its signals.
+    ///
+    /// ```
+    /// use http::StatusCode;
+    /// use tenacious::{Classify, HttpError};
+    ///
+    /// let error = HttpError::new(StatusCode::SERVICE_UNAVAILABLE).with_overloaded(true);
+    /// assert!(error.signals().is_overloaded());
+    /// ```
+    #[must_use]
+    pub const fn with_overloaded(self, overloaded: bool) -> Self {
+        Self {
+            signals: self.signals.overloaded(overloaded),
             ..self
         }
     }
@@ -258,6 +319,10 @@ impl Classify for HttpError {
 
     fn variant(&self) -> &'static str {
         self.status.variant()
+    }
+
+    fn signals(&self) -> Signals {
+        self.signals
     }
 }
 

@@ -99,6 +99,8 @@ mod observe;
 mod pace;
 mod policy;
 mod polled;
+#[cfg(feature = "http")]
+pub mod rate_limits;
 mod refused;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;
@@ -109,6 +111,7 @@ mod signals;
 mod start;
 pub mod stats;
 mod stop;
+mod throttle;
 mod when_by_ref;
 
 pub use attempt::Attempt;
@@ -131,6 +134,7 @@ pub use refused::Refused;
 pub use retry_on::RetryOn;
 pub use signals::Signals;
 pub use stop::StopReason;
+pub use throttle::{Throttle, ThrottleStats};
 
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]

@@ -1,0 +1,843 @@
+//! [`Throttle`]: an adaptive client-side request rate shared by every call
+//! naming it, as a [`Guard`] — the AWS SDKs' adaptive retry mode (CUBIC
+//! after the first throttling response) plus pacing ahead of a 429 from the
+//! provider's rate-limit headers.
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::backoff::saturating_nanos;
+use crate::clock::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS};
+use crate::cooldown::since_epoch;
+use crate::{Admit, AttemptResult, ErrorClass, Guard, NextAttempt, Outcome, Signals, StopReason};
+
+// The constants of the AWS SDKs' adaptive retry mode: the AWS SDKs and
+// Tools reference guide, "Retry behavior" (adaptive mode: a client-side
+// rate limiter, CUBIC), and their implementation in smithy-rs,
+// `rust-runtime/aws-smithy-runtime/src/client/retries/client_rate_limiter.rs`
+// (`BETA`, `SCALE_CONSTANT`, `SMOOTH`, `MIN_FILL_RATE`, `MIN_CAPACITY`, and
+// the half-second buckets of `update_tokens_retrieved_per_second`).
+
+/// CUBIC's multiplicative decrease: a throttle cuts the rate to 70 %.
+const BETA: f64 = 0.7;
+/// CUBIC's scale constant `C`: how fast the rate grows back.
+const SCALE: f64 = 0.4;
+/// The weight of the newest half-second bucket in the measured send rate.
+const SMOOTH: f64 = 0.8;
+/// The least capacity of the token bucket: one request.
+const MIN_CAPACITY: f64 = 1.0;
+/// The width of a bucket of the measured send rate, in seconds.
+const BUCKET_SECONDS: f64 = 0.5;
+
+/// A client-side request rate limiter shared by every call naming it: off
+/// until the provider throttles, then an adaptive rate that every attempt
+/// is paced to; paced ahead of any throttle by the provider's rate-limit
+/// window when its headers say how much is left.
+///
+/// # The adaptive rate (AWS SDKs' adaptive retry mode)
+///
+/// - **Off until the first throttle.** Every attempt goes at once until an
+///   attempt fails with [`ErrorClass::RateLimited`] or with
+///   [`Signals::is_overloaded`]. From then on the rate limiter stays on.
+/// - **A token bucket paces the attempts.** Each attempt takes one token;
+///   the bucket fills at the current rate and holds at most
+///   `max(rate, 1)` tokens. An attempt with no token waits until one comes,
+///   reserving it, so calls that ask at once get successive slots, not the
+///   same one. A token that comes within the wait the call already plans
+///   (its backoff and server hint) costs nothing more. A retry not made
+///   after all gives its token back.
+/// - **CUBIC sets the rate** (β = 0.7, C = 0.4, as the AWS SDKs and Tools
+///   reference guide, "Retry behavior", and smithy-rs's
+///   `client_rate_limiter.rs` have them). A throttle at time `t₀` records
+///   `last_max = min(measured, rate)` (the measured send rate the first
+///   time) and cuts the rate to `last_max × β`; a success at `t` sets it to
+///   `W(t) = C × (t − t₀ − K)³ + last_max` with `K = ∛(last_max × (1 − β) /
+///   C)`: back to `last_max` after `K` seconds, then faster. The rate is
+///   never set above twice the measured send rate (half-second buckets,
+///   smoothed 0.8 to the newest), never below
+///   [`min_rate`](Throttle::min_rate) (default 0.5 a second), never above
+///   [`max_rate`](Throttle::max_rate) (default unbounded).
+/// - **What it hears.** A `RateLimited` or overloaded failure is a
+///   throttle; a success raises the rate; any other failure (a `Transient`
+///   error that is not an overload says nothing about the rate) only
+///   counts as a request sent.
+///
+/// # Pacing from rate-limit headers
+///
+/// When an outcome's [`Signals`] carry both
+/// [`remaining`](Signals::get_remaining) (`r` requests left in the
+/// provider's window) and [`reset`](Signals::get_reset) (the window resets
+/// in `d`), the attempts are spread over the window, one every `d / r`;
+/// with `r = 0` none starts before the reset. This applies from the first
+/// response, before any throttle, and on top of the adaptive rate (an
+/// attempt waits for both; calls held by the window are released at the
+/// rate, not in a burst at the reset). The spacing goes on after the reset
+/// until the calls catch up with it, and a newer report replaces it (a
+/// start already given is never taken back). A wait on the provider's word
+/// is held to the policy's `max_retry_after`. A window's start is not given
+/// back by a retry not made; its token is.
+///
+/// A failed attempt's error gives its signals through
+/// [`Classify::signals`](crate::Classify::signals) (an `HttpError`,
+/// feature `http`, reads them from the response's headers with
+/// `rate_limits::from_headers`). A success's headers are the user's own:
+/// hand them over with [`report`](Throttle::report) from inside the
+/// retried fn, before returning the value.
+///
+/// # Stopping
+///
+/// A wait that would leave less than [`MIN_ATTEMPT`](crate::MIN_ATTEMPT)
+/// before the call's deadline stops the call with
+/// [`StopReason::Deadline`] and reserves nothing. (Before the first attempt
+/// there is no error to return, so such a call makes its attempt at once;
+/// see [`Guard`].)
+///
+/// # Cost
+///
+/// Off, with no window reported, `admit` reads one atomic. Otherwise each
+/// `admit` and each `observe` takes one uncontended `std::sync::Mutex`
+/// around a small struct (a few floating-point operations, no allocation);
+/// [`stats`](Throttle::stats) reads atomics only. All times are on the
+/// calls' clock (tokio's for async calls, paused in tests; the system's for
+/// blocking ones).
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Policy, Throttle};
+///
+/// static OPENAI: Throttle = Throttle::new();
+/// const POLICY: Policy = Policy::new().guard(&OPENAI);
+///
+/// let stats = OPENAI.stats();
+/// assert_eq!(stats.rate, None, "off until the first throttle");
+/// assert_eq!(OPENAI.get_min_rate(), 0.5);
+/// ```
+#[derive(Debug)]
+pub struct Throttle {
+    /// Whether the adaptive rate is on or a window was reported: until
+    /// then `admit` goes without the lock.
+    engaged: AtomicBool,
+    state: Mutex<State>,
+    min_rate: f64,
+    max_rate: f64,
+    waits: AtomicU64,
+    waited: AtomicU64,
+    stopped: AtomicU64,
+    decreases: AtomicU64,
+    increases: AtomicU64,
+    /// The current rate's bits, when on; 0 when off.
+    rate: AtomicU64,
+    /// The measured send rate's bits.
+    measured: AtomicU64,
+}
+
+/// What [`Throttle::stats`] reads: counts since the throttle was created,
+/// and its current rates.
+///
+/// ```
+/// use tenacious::{Throttle, ThrottleStats};
+///
+/// static THROTTLE: Throttle = Throttle::new();
+/// let stats: ThrottleStats = THROTTLE.stats();
+/// assert_eq!((stats.waits, stats.stopped, stats.decreases), (0, 0, 0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub struct ThrottleStats {
+    /// Attempts it asked to wait.
+    pub waits: u64,
+    /// The total of those waits (beyond what the calls planned anyway).
+    pub waited: Duration,
+    /// Attempts it refused because the wait left no room before the call's
+    /// deadline (a first attempt, which goes anyway, counted too).
+    pub stopped: u64,
+    /// Throttles heard: times the rate was cut by β.
+    pub decreases: u64,
+    /// Successes that raised the rate, while on.
+    pub increases: u64,
+    /// The adaptive rate, in requests a second, once on; `None` until the
+    /// first throttle.
+    pub rate: Option<f64>,
+    /// The measured send rate, in requests a second (half-second buckets,
+    /// smoothed).
+    pub measured_rate: f64,
+}
+
+/// The state behind the lock: seconds since [`since_epoch`]'s epoch for the
+/// adaptive rate (as smithy-rs keeps it), nanoseconds for the window.
+#[derive(Debug)]
+struct State {
+    /// Whether a throttle was heard: the token bucket paces from then on.
+    enabled: bool,
+    /// Tokens a second.
+    fill_rate: f64,
+    capacity: f64,
+    /// Below zero when reserved ahead.
+    tokens: f64,
+    /// When the bucket was last filled; 0 for never.
+    last_fill: f64,
+    measured: f64,
+    /// The start of the current half-second bucket; NaN for none yet.
+    bucket: f64,
+    requests_in_bucket: u64,
+    last_max_rate: f64,
+    last_throttle: f64,
+    /// The reported window's reset; 0 for none.
+    window_until: u64,
+    /// The next free start under the window's pacing.
+    window_next: u64,
+    /// The window's spacing between two starts.
+    window_spacing: u64,
+}
+
+impl State {
+    const fn new() -> Self {
+        Self {
+            enabled: false,
+            fill_rate: 0.0,
+            capacity: MIN_CAPACITY,
+            tokens: 0.0,
+            last_fill: 0.0,
+            measured: 0.0,
+            bucket: f64::NAN,
+            requests_in_bucket: 0,
+            last_max_rate: 0.0,
+            last_throttle: 0.0,
+            window_until: 0,
+            window_next: 0,
+            window_spacing: 0,
+        }
+    }
+
+    /// Fills the bucket up to `now`.
+    fn fill(&mut self, now: f64) {
+        if self.last_fill > 0.0 && now > self.last_fill {
+            self.tokens =
+                (self.tokens + (now - self.last_fill) * self.fill_rate).min(self.capacity);
+        }
+        if now > self.last_fill {
+            self.last_fill = now;
+        }
+    }
+
+    /// Counts a response at `now` in the measured send rate.
+    fn measure(&mut self, now: f64) {
+        let bucket = (now / BUCKET_SECONDS).floor() * BUCKET_SECONDS;
+        if self.bucket.is_nan() {
+            // The first response: its bucket is the first.
+            self.bucket = bucket;
+        }
+        self.requests_in_bucket = self.requests_in_bucket.saturating_add(1);
+        if bucket > self.bucket {
+            let rate = self.requests_in_bucket as f64 / (bucket - self.bucket);
+            self.measured = rate * SMOOTH + self.measured * (1.0 - SMOOTH);
+            self.requests_in_bucket = 0;
+            self.bucket = bucket;
+        }
+    }
+
+    /// `K`: the seconds after a throttle at which CUBIC is back at
+    /// `last_max_rate`.
+    fn time_window(&self) -> f64 {
+        (self.last_max_rate * (1.0 - BETA) / SCALE).cbrt()
+    }
+
+    /// `W(t)`.
+    fn cubic_success(&self, now: f64) -> f64 {
+        let dt = now - self.last_throttle - self.time_window();
+        SCALE * dt.powi(3) + self.last_max_rate
+    }
+
+    /// A response at `now`: a throttle or a success. Returns the new rate.
+    /// smithy-rs's `update_rate_limiter`, with the rate held to
+    /// `min_rate..=max_rate`.
+    fn update(&mut self, now: f64, throttled: bool, min_rate: f64, max_rate: f64) -> f64 {
+        self.measure(now);
+        let calculated = if throttled {
+            let rate_to_use = if self.enabled {
+                self.measured.min(self.fill_rate)
+            } else {
+                self.measured
+            };
+            self.last_max_rate = rate_to_use;
+            self.last_throttle = now;
+            self.enabled = true;
+            rate_to_use * BETA
+        } else {
+            self.cubic_success(now)
+        };
+        let new_rate = calculated.min(2.0 * self.measured).min(max_rate);
+        self.fill(now);
+        self.fill_rate = new_rate.max(min_rate);
+        self.capacity = new_rate.max(MIN_CAPACITY);
+        self.tokens = self.tokens.min(self.capacity);
+        self.fill_rate
+    }
+
+    /// The reported window: `remaining` requests until `reset` from `now`
+    /// (nanoseconds).
+    fn report(&mut self, now: u64, remaining: u64, reset: Duration) {
+        let until = now.saturating_add(saturating_nanos(reset));
+        self.window_until = until;
+        match saturating_nanos(reset).checked_div(remaining) {
+            Some(spacing) => self.window_spacing = spacing,
+            // None left: nothing starts before the reset.
+            None => self.window_next = self.window_next.max(until),
+        }
+    }
+
+    /// The start the window allows an attempt ready at `ready`, if it
+    /// paces it at all.
+    fn window_slot(&self, ready: u64) -> Option<u64> {
+        if self.window_next <= ready && self.window_until <= ready {
+            None
+        } else {
+            Some(self.window_next.max(ready))
+        }
+    }
+}
+
+/// Seconds since the guards' epoch, as the adaptive rate keeps them.
+fn seconds(nanos: u64) -> f64 {
+    nanos as f64 / 1e9
+}
+
+/// Nanoseconds for `seconds`, rounded up (a wait never ends early),
+/// saturating; 0 for anything not positive.
+fn nanos_ceil(seconds: f64) -> u64 {
+    // `as` saturates, and takes NaN to 0.
+    (seconds * 1e9).ceil() as u64
+}
+
+impl Throttle {
+    /// The default [`min_rate`](Throttle::min_rate): 0.5 requests a second
+    /// (`MIN_FILL_RATE` of the AWS SDKs' adaptive mode).
+    pub const MIN_RATE: f64 = 0.5;
+
+    /// A throttle that is off until the first throttling response, with
+    /// the default settings.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            engaged: AtomicBool::new(false),
+            state: Mutex::new(State::new()),
+            min_rate: Self::MIN_RATE,
+            max_rate: f64::INFINITY,
+            waits: AtomicU64::new(0),
+            waited: AtomicU64::new(0),
+            stopped: AtomicU64::new(0),
+            decreases: AtomicU64::new(0),
+            increases: AtomicU64::new(0),
+            rate: AtomicU64::new(0),
+            measured: AtomicU64::new(0),
+        }
+    }
+
+    /// The least adaptive rate, in requests a second: however often the
+    /// provider throttles, the bucket fills at least this fast. Default
+    /// [`MIN_RATE`](Throttle::MIN_RATE), 0.5; a value that is not a
+    /// positive finite number keeps the default. (It does not bound the
+    /// pacing from headers, which follows the provider's window.)
+    ///
+    /// ```
+    /// use tenacious::Throttle;
+    ///
+    /// static SLOW: Throttle = Throttle::new().min_rate(0.1);
+    /// assert_eq!(SLOW.get_min_rate(), 0.1);
+    /// ```
+    #[must_use]
+    pub const fn min_rate(self, rate: f64) -> Self {
+        let min_rate = if rate > 0.0 && rate.is_finite() {
+            rate
+        } else {
+            Self::MIN_RATE
+        };
+        Self { min_rate, ..self }
+    }
+
+    /// The rate set by [`min_rate`](Throttle::min_rate).
+    #[must_use]
+    pub const fn get_min_rate(&self) -> f64 {
+        self.min_rate
+    }
+
+    /// The most adaptive rate, in requests a second, however long the
+    /// calls succeed: a ceiling on CUBIC's growth once the throttle is on
+    /// (it does not turn the throttle on). Default unbounded
+    /// (`f64::INFINITY`); a value that is not positive keeps the default;
+    /// below [`min_rate`](Throttle::min_rate), the least rate wins.
+    ///
+    /// ```
+    /// use tenacious::Throttle;
+    ///
+    /// static CAPPED: Throttle = Throttle::new().max_rate(50.0);
+    /// assert_eq!(CAPPED.get_max_rate(), 50.0);
+    /// assert_eq!(Throttle::new().get_max_rate(), f64::INFINITY);
+    /// ```
+    #[must_use]
+    pub const fn max_rate(self, rate: f64) -> Self {
+        let max_rate = if rate > 0.0 { rate } else { f64::INFINITY };
+        Self { max_rate, ..self }
+    }
+
+    /// The rate set by [`max_rate`](Throttle::max_rate).
+    #[must_use]
+    pub const fn get_max_rate(&self) -> f64 {
+        self.max_rate
+    }
+
+    /// Its counts and current rates (atomics only, no lock).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::Throttle;
+    ///
+    /// static THROTTLE: Throttle = Throttle::new();
+    /// let stats = THROTTLE.stats();
+    /// assert_eq!(stats.waited, Duration::ZERO);
+    /// assert_eq!(stats.rate, None);
+    /// ```
+    #[must_use]
+    pub fn stats(&self) -> ThrottleStats {
+        let rate = self.rate.load(Ordering::Relaxed);
+        ThrottleStats {
+            waits: self.waits.load(Ordering::Relaxed),
+            waited: Duration::from_nanos(self.waited.load(Ordering::Relaxed)),
+            stopped: self.stopped.load(Ordering::Relaxed),
+            decreases: self.decreases.load(Ordering::Relaxed),
+            increases: self.increases.load(Ordering::Relaxed),
+            rate: (rate != 0).then(|| f64::from_bits(rate)),
+            measured_rate: f64::from_bits(self.measured.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Hands over what a response said about the provider's rate-limit
+    /// window, now: for a success, whose headers never reach the guard (the
+    /// retried fn returns the user's value). Call it from inside the
+    /// retried fn, before returning. Only `remaining` and `reset` are read
+    /// (both must be given); a throttle reaches the guard as the attempt's
+    /// error.
+    ///
+    /// "Now" is tokio's clock, which an async call keeps its times on (a
+    /// paused test clock included); outside a paused runtime it is the
+    /// system's, as a blocking call's. Use
+    /// [`report_at`](Throttle::report_at) to give the instant.
+    ///
+    /// ```
+    /// use http::HeaderMap;
+    /// use tenacious::{HttpError, Policy, Throttle, rate_limits};
+    ///
+    /// static OPENAI: Throttle = Throttle::new();
+    /// const POLICY: Policy = Policy::new().guard(&OPENAI);
+    ///
+    /// /// What a client returns: the status and headers (and a body).
+    /// fn send() -> (http::StatusCode, HeaderMap) {
+    ///     let mut headers = HeaderMap::new();
+    ///     headers.insert("x-ratelimit-remaining-requests", "59".parse().unwrap());
+    ///     headers.insert("x-ratelimit-reset-requests", "1s".parse().unwrap());
+    ///     (http::StatusCode::OK, headers)
+    /// }
+    ///
+    /// let answer = POLICY.retry_blocking(|| {
+    ///     let (status, headers) = send();
+    ///     if !status.is_success() {
+    ///         // A failure's headers reach the throttle through the error.
+    ///         return Err(HttpError::from_parts(status, &headers));
+    ///     }
+    ///     OPENAI.report(rate_limits::from_headers(&headers));
+    ///     Ok("done")
+    /// });
+    /// assert_eq!(answer.unwrap(), "done");
+    /// ```
+    pub fn report(&self, signals: Signals) {
+        self.report_at(crate::clock::now_on(false), signals);
+    }
+
+    /// [`report`](Throttle::report) at `now`, on the calls' clock.
+    pub fn report_at(&self, now: Instant, signals: Signals) {
+        let (Some(remaining), Some(reset)) = (signals.get_remaining(), signals.get_reset()) else {
+            return;
+        };
+        self.lock().report(since_epoch(now), remaining, reset);
+        self.engaged.store(true, Ordering::Release);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Nothing panics under the lock; a poisoned one holds a whole state.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Publishes the rates after an update.
+    fn publish(&self, state: &State) {
+        if state.enabled {
+            self.rate
+                .store(state.fill_rate.to_bits(), Ordering::Relaxed);
+        }
+        self.measured
+            .store(state.measured.to_bits(), Ordering::Relaxed);
+    }
+}
+
+impl Default for Throttle {
+    /// [`Throttle::new`].
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Guard for Throttle {
+    /// Go at once while off; else a token from the bucket and a start under
+    /// the reported window, waiting for whichever comes later beyond what
+    /// the call plans anyway, reserved; [`StopReason::Deadline`] when that
+    /// wait leaves no room before the deadline. Asked again after its wait,
+    /// it lets the attempt go.
+    fn admit(&self, next: &NextAttempt) -> Admit {
+        if next.recheck || !self.engaged.load(Ordering::Acquire) {
+            return Admit::Go;
+        }
+        let now = since_epoch(next.now);
+        let planned = saturating_nanos(next.wait);
+        let ready = now.saturating_add(planned);
+        let mut state = self.lock();
+        // The window's start for it, held to `max_retry_after`.
+        let slot = state.window_slot(ready);
+        let held = slot.map_or(ready, |slot| {
+            slot.min(ready.saturating_add(saturating_nanos(next.max_retry_after)))
+        });
+        let mut extra = held - ready;
+        // Its token, if the bucket paces: what the bucket holds now, less
+        // one. Under a window's hold, what the bucket could not hold by the
+        // end of it is lost too: no call starts before then to use it, so
+        // the calls held are released at the rate, not in a burst. (A
+        // call's own planned wait is its own: the tokens before it are
+        // left to the others.)
+        let mut tokens = 0.0;
+        if state.enabled {
+            state.fill(seconds(now));
+            let hold = if slot.is_some() {
+                seconds(held - now)
+            } else {
+                0.0
+            };
+            tokens = state.tokens.min(state.capacity - hold * state.fill_rate) - 1.0;
+            if tokens < 0.0 {
+                let until_token = nanos_ceil(-tokens / state.fill_rate);
+                extra = extra.max(until_token.saturating_sub(planned));
+            }
+        }
+        if extra > 0
+            && let Some(left) = next.deadline_left
+        {
+            // The engine's own check (`Engine::leaves_no_room`): the whole
+            // wait, a tick of the timer's rounding, and one attempt's
+            // least time must fit.
+            let total = planned
+                .saturating_add(extra)
+                .saturating_add(TIMER_ROUNDING_NANOS)
+                .saturating_add(MIN_ATTEMPT_NANOS);
+            if total > saturating_nanos(left) {
+                drop(state);
+                self.stopped.fetch_add(1, Ordering::Relaxed);
+                return Admit::Stop(StopReason::Deadline);
+            }
+        }
+        if state.enabled {
+            state.tokens = tokens;
+        }
+        if let Some(slot) = slot {
+            state.window_next = slot.saturating_add(state.window_spacing);
+        }
+        drop(state);
+        if extra == 0 {
+            return Admit::Go;
+        }
+        self.waits.fetch_add(1, Ordering::Relaxed);
+        self.waited.fetch_add(extra, Ordering::Relaxed);
+        Admit::Wait(Duration::from_nanos(extra))
+    }
+
+    /// A `RateLimited` or overloaded failure cuts the rate (and turns the
+    /// throttle on); a success raises it; another failure only counts as
+    /// sent; a retry not made gives back its token. Any reported window
+    /// (`remaining` and `reset`) replaces the last one.
+    fn observe(&self, outcome: &Outcome) {
+        let throttled = match outcome.result {
+            AttemptResult::Success => Some(false),
+            AttemptResult::Failure {
+                class: ErrorClass::RateLimited,
+                ..
+            } => Some(true),
+            AttemptResult::Failure { .. } if outcome.signals.is_overloaded() => Some(true),
+            AttemptResult::Failure { .. } => None,
+            AttemptResult::NotMade => {
+                let mut state = self.lock();
+                if state.enabled {
+                    state.tokens = (state.tokens + 1.0).min(state.capacity);
+                }
+                return;
+            }
+        };
+        let now = since_epoch(outcome.now);
+        let mut state = self.lock();
+        match throttled {
+            Some(throttled) => {
+                let (was_on, before) = (state.enabled, state.fill_rate);
+                let after = state.update(seconds(now), throttled, self.min_rate, self.max_rate);
+                if throttled {
+                    self.decreases.fetch_add(1, Ordering::Relaxed);
+                } else if was_on && after > before {
+                    self.increases.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            None => state.measure(seconds(now)),
+        }
+        if let (Some(remaining), Some(reset)) =
+            (outcome.signals.get_remaining(), outcome.signals.get_reset())
+        {
+            state.report(now, remaining, reset);
+        }
+        let engaged = state.enabled || state.window_until != 0;
+        self.publish(&state);
+        drop(state);
+        if engaged {
+            self.engaged.store(true, Ordering::Release);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UNBOUNDED: f64 = f64::INFINITY;
+
+    fn next(now: Instant, wait: Duration, deadline_left: Option<Duration>) -> NextAttempt {
+        NextAttempt {
+            attempt: 2,
+            max: 3,
+            after_timeout: false,
+            wait,
+            recheck: false,
+            now,
+            elapsed: None,
+            deadline_left,
+            max_retry_after: Duration::from_secs(120),
+        }
+    }
+
+    fn outcome(now: Instant, result: AttemptResult, signals: Signals) -> Outcome {
+        Outcome {
+            attempt: 1,
+            after_timeout: false,
+            result,
+            signals,
+            now,
+            elapsed: None,
+        }
+    }
+
+    fn failure(class: ErrorClass) -> AttemptResult {
+        AttemptResult::Failure {
+            class,
+            hint: None,
+            timed_out: false,
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+    }
+
+    /// smithy-rs's `test_calculated_rate_with_successes` (ported from the
+    /// Go v2 SDK): `W(t)` after a throttle at 5 s from 10 a second.
+    #[test]
+    fn cubic_success_follows_the_formula() {
+        let mut state = State::new();
+        state.last_throttle = 5.0;
+        state.last_max_rate = 10.0;
+        for (t, expected) in [
+            (5.0, 7.0),
+            (6.0, 9.64893600966),
+            (7.0, 10.000030849917364),
+            (8.0, 10.453284520772092),
+            (9.0, 13.408697022224185),
+            (10.0, 21.26626835427364),
+            (11.0, 36.425998516920465),
+        ] {
+            assert!(close(state.cubic_success(t), expected), "at {t}");
+        }
+    }
+
+    /// smithy-rs's `test_client_sending_rates`: the measured rate and the
+    /// fill rate after responses every 200 ms, two of them throttles — the
+    /// measured buckets, the 2× cap and the 0.5 floor together.
+    #[test]
+    fn the_rates_follow_the_aws_reference_table() {
+        let mut state = State::new();
+        let table = [
+            (false, 0.2, 0.0, 0.5),
+            (false, 0.4, 0.0, 0.5),
+            (false, 0.6, 4.800000000000001, 0.5),
+            (false, 0.8, 4.800000000000001, 0.5),
+            (false, 1.0, 4.16, 0.5),
+            (false, 1.2, 4.16, 0.6912),
+            (false, 1.4, 4.16, 1.0975999999999997),
+            (false, 1.6, 5.632000000000001, 1.6384000000000005),
+            (false, 1.8, 5.632000000000001, 2.3328),
+            (true, 2.0, 4.3264, 3.0284799999999996),
+            (false, 2.2, 4.3264, 3.48663917347026),
+            (false, 2.4, 4.3264, 3.821874416040255),
+            (false, 2.6, 5.66528, 4.053385727709987),
+            (false, 2.8, 5.66528, 4.200373108479454),
+            (false, 3.0, 4.333056, 4.282036558348658),
+            (true, 3.2, 4.333056, 2.99742559084406),
+            (false, 3.4, 4.333056, 3.4522263943863463),
+        ];
+        for (throttled, t, measured, fill) in table {
+            state.update(t, throttled, Throttle::MIN_RATE, UNBOUNDED);
+            assert!(
+                close(state.measured, measured),
+                "measured at {t}: {}",
+                state.measured
+            );
+            assert!(close(state.fill_rate, fill), "fill at {t}");
+        }
+    }
+
+    #[test]
+    fn off_it_admits_everything_at_once() {
+        let throttle = Throttle::new();
+        let now = Instant::now();
+        for _ in 0..100 {
+            assert_eq!(throttle.admit(&next(now, Duration::ZERO, None)), Admit::Go);
+            throttle.observe(&outcome(now, AttemptResult::Success, Signals::NONE));
+        }
+        let transient = failure(ErrorClass::Transient);
+        throttle.observe(&outcome(now, transient, Signals::NONE));
+        assert_eq!(throttle.admit(&next(now, Duration::ZERO, None)), Admit::Go);
+        assert_eq!(throttle.stats().rate, None);
+    }
+
+    #[test]
+    fn a_throttle_reserves_successive_slots_and_a_recheck_takes_none() {
+        let throttle = Throttle::new();
+        let t0 = Instant::now();
+        let limited = failure(ErrorClass::RateLimited);
+        throttle.observe(&outcome(t0, limited, Signals::NONE));
+        // Nothing measured yet: the floor, 0.5 a second, an empty bucket.
+        assert_eq!(throttle.stats().rate, Some(0.5));
+        let ask = |wait| throttle.admit(&next(t0, wait, None));
+        assert_eq!(ask(Duration::ZERO), Admit::Wait(Duration::from_secs(2)));
+        assert_eq!(ask(Duration::ZERO), Admit::Wait(Duration::from_secs(4)));
+        // Planning to wait 7 s anyway: the token at 6 s costs nothing.
+        assert_eq!(ask(Duration::from_secs(7)), Admit::Go);
+        // 1.5 s planned, the token comes at 8 s: 6.5 s more.
+        assert_eq!(
+            ask(Duration::from_millis(1500)),
+            Admit::Wait(Duration::from_millis(6500))
+        );
+        let mut again = next(t0, Duration::ZERO, None);
+        again.recheck = true;
+        assert_eq!(throttle.admit(&again), Admit::Go);
+        // A retry not made gives its token back: the next waits as the
+        // last one did.
+        throttle.observe(&outcome(t0, AttemptResult::NotMade, Signals::NONE));
+        assert_eq!(ask(Duration::ZERO), Admit::Wait(Duration::from_secs(8)));
+        let stats = throttle.stats();
+        assert_eq!((stats.waits, stats.decreases), (4, 1));
+        assert_eq!(
+            stats.waited,
+            Duration::from_millis(2000 + 4000 + 6500 + 8000)
+        );
+    }
+
+    #[test]
+    fn a_wait_past_the_deadline_stops_and_reserves_nothing() {
+        let throttle = Throttle::new();
+        let t0 = Instant::now();
+        throttle.observe(&outcome(
+            t0,
+            failure(ErrorClass::RateLimited),
+            Signals::NONE,
+        ));
+        let left = Some(Duration::from_secs(1));
+        assert_eq!(
+            throttle.admit(&next(t0, Duration::ZERO, left)),
+            Admit::Stop(StopReason::Deadline)
+        );
+        assert_eq!(
+            throttle.admit(&next(t0, Duration::ZERO, None)),
+            Admit::Wait(Duration::from_secs(2)),
+            "the refused call took no token"
+        );
+        assert_eq!(throttle.stats().stopped, 1);
+    }
+
+    #[test]
+    fn an_overload_is_a_throttle_and_a_plain_transient_is_not() {
+        let throttle = Throttle::new();
+        let now = Instant::now();
+        let transient = failure(ErrorClass::Transient);
+        throttle.observe(&outcome(now, transient, Signals::NONE));
+        assert_eq!(throttle.stats().decreases, 0);
+        throttle.observe(&outcome(now, transient, Signals::NONE.overloaded(true)));
+        assert_eq!(throttle.stats().decreases, 1);
+        assert!(throttle.stats().rate.is_some());
+    }
+
+    #[test]
+    fn a_window_spreads_what_is_left_over_the_reset() {
+        let throttle = Throttle::new();
+        let t0 = Instant::now();
+        let window = Signals::NONE.remaining(2).reset(Duration::from_secs(10));
+        throttle.report_at(t0, window);
+        let ask = || throttle.admit(&next(t0, Duration::ZERO, None));
+        assert_eq!(ask(), Admit::Go);
+        assert_eq!(ask(), Admit::Wait(Duration::from_secs(5)));
+        assert_eq!(ask(), Admit::Wait(Duration::from_secs(10)));
+        // Long after, caught up: no pacing.
+        let later = t0 + Duration::from_secs(60);
+        assert_eq!(
+            throttle.admit(&next(later, Duration::ZERO, None)),
+            Admit::Go
+        );
+        // None left: nothing before the reset, capped at `max_retry_after`.
+        throttle.report_at(
+            later,
+            Signals::NONE.remaining(0).reset(Duration::from_secs(3)),
+        );
+        let ask = |wait| throttle.admit(&next(later, wait, None));
+        assert_eq!(
+            ask(Duration::from_secs(1)),
+            Admit::Wait(Duration::from_secs(2))
+        );
+        let throttle = Throttle::new();
+        throttle.report_at(t0, Signals::NONE.remaining(0).reset(Duration::MAX));
+        assert_eq!(
+            throttle.admit(&next(t0, Duration::ZERO, None)),
+            Admit::Wait(Duration::from_secs(120))
+        );
+        // A window without a reset, or a reset without a count, says nothing.
+        let throttle = Throttle::new();
+        throttle.report_at(t0, Signals::NONE.remaining(0));
+        throttle.report_at(t0, Signals::NONE.reset(Duration::from_secs(9)));
+        assert_eq!(throttle.admit(&next(t0, Duration::ZERO, None)), Admit::Go);
+    }
+
+    #[test]
+    fn hostile_rates_and_times_never_panic() {
+        let throttle = Throttle::new().min_rate(f64::NAN).max_rate(-1.0);
+        assert_eq!(throttle.get_min_rate(), Throttle::MIN_RATE);
+        assert_eq!(throttle.get_max_rate(), f64::INFINITY);
+        let t0 = Instant::now();
+        let huge = Signals::NONE.remaining(u64::MAX).reset(Duration::MAX);
+        throttle.observe(&outcome(t0, failure(ErrorClass::RateLimited), huge));
+        for step in [0, 1, 1_000, u64::MAX / 4] {
+            let at = t0.checked_add(Duration::from_nanos(step)).unwrap_or(t0);
+            throttle.observe(&outcome(at, AttemptResult::Success, huge));
+            let _ = throttle.admit(&next(at, Duration::MAX, Some(Duration::MAX)));
+        }
+        let rate = throttle.stats().rate.unwrap();
+        assert!(rate.is_finite() && rate >= Throttle::MIN_RATE);
+    }
+}
