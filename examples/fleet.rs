@@ -313,8 +313,18 @@ fn chart(
             .configure_mesh()
             .x_desc("virtual time (min)")
             .y_desc(format!("{what} (log)"))
+            .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y}"))
             .draw()?;
+        let quota = f64::from(config.rpm) / 60.0;
+        let grey = RGBColor(150, 150, 150);
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, quota), (minutes, quota)],
+                grey.stroke_width(1),
+            ))?
+            .label("quota")
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], grey.stroke_width(1)));
         for ((strategy, _, out, _), color) in results.iter().zip(colors) {
             let points = series(out, pick)
                 .into_iter()
