@@ -1,0 +1,348 @@
+//! A fleet of agent workers against one provider's quota: what each retry
+//! strategy gets out of it, and what it costs the provider.
+//!
+//! K workers run agent tasks of a few model calls each against a provider
+//! with a token-bucket quota (600 requests/min, burst 20, by default) that
+//! answers over-quota requests 429 with `Retry-After` and the rate-limit
+//! headers; demand is several times the quota. Every call goes through
+//! `tenacious::Policy::retry`, on tokio's paused clock: the model is in
+//! `examples/fleet/sim.rs`.
+//!
+//! ```sh
+//! cargo run --release --example fleet                      # 64 workers, 10 min
+//! cargo run --release --example fleet -- --penalty --minutes 40
+//! cargo run --release --example fleet -- --workers 10000 --runs 1
+//! ```
+//!
+//! Flags:
+//!
+//! - `--workers N` (default 64), `--minutes M` (default 10);
+//! - `--penalty`: a request during a block extends it (rejected requests are
+//!   charged to the bucket, which goes into debt);
+//! - `--seed S` (default 1): run `i` uses `S + i`; `--runs R` (default 3);
+//! - `--strategy NAME`: only `naive`, `backoff`, `cooldown`, `throttle`,
+//!   `headers` or `all` (default: every one, side by side);
+//! - `--rpm N`, `--burst N`: the quota (default 600, 20);
+//! - `--svg PATH`: where the chart of requests/s and 429s/s goes (default
+//!   `target/fleet.svg`; `--svg none` for no chart).
+
+use std::error::Error;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use plotters::prelude::*;
+
+// Shared with tests/fleet.rs, which checks the ranking this prints.
+#[path = "fleet/sim.rs"]
+mod sim;
+
+use sim::{Config, Outcome, Strategy, Summary, average};
+
+/// Which count of a bin a chart panel draws.
+type Pick = fn(&sim::Bin) -> u32;
+
+/// Width of one point of the chart: requests/s averaged over it.
+const CHART_BIN: usize = 10;
+
+struct Args {
+    config: Config,
+    seed: u64,
+    runs: u32,
+    strategies: Vec<Strategy>,
+    svg: Option<String>,
+}
+
+const USAGE: &str = "usage: fleet [--workers N] [--minutes M] [--penalty] [--seed S] [--runs R] \
+                     [--strategy naive|backoff|cooldown|throttle|headers|all] \
+                     [--rpm N] [--burst N] [--svg PATH|none]";
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        config: Config::new(sim::WORKERS, 10),
+        seed: 1,
+        runs: 3,
+        strategies: Strategy::ALL.to_vec(),
+        svg: Some("target/fleet.svg".to_owned()),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            "--penalty" => {
+                args.config = args.config.penalty(true);
+                continue;
+            }
+            _ => {}
+        }
+        let value = it
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+        let number = |v: &str| {
+            v.trim()
+                .parse::<u64>()
+                .map_err(|e| format!("{flag}: {v:?} is not a count ({e})"))
+        };
+        let small = |v: &str| {
+            u32::try_from(number(v)?)
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("{flag}: {v:?} is out of range"))
+        };
+        match flag.as_str() {
+            "--workers" => args.config.workers = small(&value)?,
+            "--minutes" => {
+                args.config.duration = Duration::from_secs(u64::from(small(&value)?) * 60);
+            }
+            "--seed" => args.seed = number(&value)?,
+            "--runs" => args.runs = small(&value)?,
+            "--rpm" => args.config.rpm = small(&value)?,
+            "--burst" => args.config.burst = small(&value)?,
+            "--strategy" => {
+                let strategy = Strategy::from_flag(&value)
+                    .ok_or_else(|| format!("unknown strategy {value:?}\n{USAGE}"))?;
+                args.strategies = vec![strategy];
+            }
+            "--svg" => args.svg = (value != "none").then_some(value),
+            _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
+        }
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = args.config;
+    let minutes = config.duration.as_secs() / 60;
+    println!(
+        "{} workers × {minutes} virtual min, quota {} req/min (burst {}){}; demand ≈ {:.0} req/s \
+         = {:.1}× quota; {} run(s) from seed {}\n",
+        config.workers,
+        config.rpm,
+        config.burst,
+        if config.penalty {
+            ", penalty mode (requests during a block extend it)"
+        } else {
+            ""
+        },
+        config.demand(),
+        config.demand() / (f64::from(config.rpm) / 60.0),
+        args.runs,
+        args.seed,
+    );
+
+    let started = Instant::now();
+    let results = run_all(&args);
+    let wall = started.elapsed();
+
+    println!(
+        "| strategy | goodput (% quota) | 429s (% req) | p50 call (s) | p99 call (s) | tasks | calls given up | Jain | req/s | wall (s) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (strategy, summary, _, wall) in &results {
+        println!(
+            "| {}{} | {:.1} | {:.1} | {:.2} | {:.2} | {:.0} | {:.0} | {:.3} | {:.1} | {:.2} |",
+            strategy.name(),
+            if strategy.is_stub() { " ‡" } else { "" },
+            summary.goodput,
+            summary.rejected,
+            summary.p50,
+            summary.p99,
+            summary.tasks,
+            summary.gave_up,
+            summary.jain,
+            summary.rps,
+            wall.as_secs_f64(),
+        );
+    }
+    if results.iter().any(|(s, ..)| s.is_stub()) {
+        println!(
+            "\n‡ runs the cooldown row's policy until `Policy::throttle` lands (see `sim::policy`)"
+        );
+    }
+
+    // Goodput in four windows of the run (seed's first run): how it holds.
+    let window = config.duration / 4;
+    let rps = f64::from(config.rpm) / 60.0;
+    println!("\ngoodput (% quota) over time, first run:\n");
+    let edges: Vec<_> = (0..4u32).map(|i| (window * i, window * (i + 1))).collect();
+    let head: String = edges
+        .iter()
+        .map(|(a, b)| format!(" {}–{} min |", minutes_label(*a), minutes_label(*b)))
+        .collect();
+    println!("| strategy |{head}");
+    println!("|---|{}", "---:|".repeat(edges.len()));
+    for (strategy, _, out, _) in &results {
+        let cells: String = edges
+            .iter()
+            .map(|&(a, b)| format!(" {:.1} |", out.goodput_between(a, b, rps)))
+            .collect();
+        println!("| {} |{cells}", strategy.name());
+    }
+
+    println!(
+        "\nsimulated {} strategies × {} run(s) of {} workers × {minutes} min in {:.2} s wall \
+         (one thread per strategy)",
+        results.len(),
+        args.runs,
+        config.workers,
+        wall.as_secs_f64()
+    );
+
+    if let Some(path) = &args.svg {
+        if let Some(dir) = std::path::Path::new(path).parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Err(e) = chart(path, &args, &results) {
+            eprintln!("cannot write {path}: {e}");
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {path}");
+    }
+    ExitCode::SUCCESS
+}
+
+/// Whole minutes as such, else to a tenth.
+fn minutes_label(d: Duration) -> String {
+    let secs = d.as_secs();
+    if secs.is_multiple_of(60) {
+        format!("{}", secs / 60)
+    } else {
+        format!("{:.1}", d.as_secs_f64() / 60.0)
+    }
+}
+
+/// Every strategy's mean and first run, and its wall time, one thread per
+/// strategy (each its own current-thread runtime).
+fn run_all(args: &Args) -> Vec<(Strategy, Summary, Outcome, Duration)> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = args
+            .strategies
+            .iter()
+            .map(|&strategy| {
+                scope.spawn(move || {
+                    let started = Instant::now();
+                    let (summary, first) = average(strategy, args.config, args.seed, args.runs);
+                    (strategy, summary, first, started.elapsed())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+/// Two panels from each strategy's first run: requests/s and 429s/s, each
+/// averaged over `CHART_BIN` seconds, on log axes (the naive loop sends an
+/// order of magnitude more than the quota; a guarded fleet gets a few 429s).
+fn chart(
+    path: &str,
+    args: &Args,
+    results: &[(Strategy, Summary, Outcome, Duration)],
+) -> Result<(), Box<dyn Error>> {
+    let colors = [RED, BLACK, BLUE, GREEN, MAGENTA, CYAN];
+    let config = args.config;
+    let minutes = config.duration.as_secs_f64() / 60.0;
+    let series = |out: &Outcome, pick: Pick| -> Vec<(f64, f64)> {
+        out.over_time
+            .chunks(CHART_BIN)
+            .enumerate()
+            .map(|(i, bins)| {
+                let sum: u32 = bins.iter().map(pick).sum();
+                #[allow(clippy::cast_precision_loss)]
+                let at = (i * CHART_BIN) as f64 / 60.0;
+                #[allow(clippy::cast_precision_loss)]
+                let width = bins.len() as f64;
+                (at, f64::from(sum) / width)
+            })
+            .collect()
+    };
+    let floor = 0.1;
+    let peak = results
+        .iter()
+        .flat_map(|(_, _, out, _)| series(out, |b| b.requests))
+        .map(|(_, y)| y)
+        .fold(10.0, f64::max)
+        * 1.5;
+
+    let root = SVGBackend::new(path, (960, 900)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let root = root.titled(
+        &format!(
+            "{} workers, quota {} req/min (burst {}){}",
+            config.workers,
+            config.rpm,
+            config.burst,
+            if config.penalty { ", penalty mode" } else { "" }
+        ),
+        ("sans-serif", 24),
+    )?;
+    let (top, bottom) = root.split_vertically(440);
+    let panels: [(_, &str, Pick); 2] = [
+        (&top, "requests/s", |b| b.requests),
+        (&bottom, "429s/s", |b| b.rejected),
+    ];
+    for (area, what, pick) in panels {
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                format!(
+                    "{what}, {CHART_BIN} s means (quota: {:.0}/s)",
+                    f64::from(config.rpm) / 60.0
+                ),
+                ("sans-serif", 18),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..minutes, (floor..peak).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc("virtual time (min)")
+            .y_desc(format!("{what} (log)"))
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y}"))
+            .draw()?;
+        let quota = f64::from(config.rpm) / 60.0;
+        let grey = RGBColor(150, 150, 150);
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, quota), (minutes, quota)],
+                grey.stroke_width(1),
+            ))?
+            .label("quota")
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], grey.stroke_width(1)));
+        for ((strategy, _, out, _), color) in results.iter().zip(colors) {
+            let points = series(out, pick)
+                .into_iter()
+                .map(|(x, y)| (x, y.max(floor)));
+            chart
+                .draw_series(LineSeries::new(points, color.stroke_width(1)))?
+                .label(strategy.name())
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 24, y)], color.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}

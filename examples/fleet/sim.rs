@@ -1,0 +1,678 @@
+//! A fleet of agent workers sharing one provider's quota, in virtual time,
+//! through the real retry loop.
+//!
+//! The provider is an in-process token bucket (default 600 requests/min,
+//! burst 20) on tokio's clock. A request that finds a token is served after
+//! a simulated model latency (200 ms – 1 s); one that finds none is answered
+//! 429 at once (after a short network round trip) with `Retry-After` (whole
+//! seconds, as the HTTP header has it) and the rate-limit headers
+//! (`remaining`, `reset`). In *penalty* mode a rejected request is charged
+//! to the bucket too, which may go into debt: requests during a block
+//! extend it, as many real APIs do ("unsuccessful requests contribute to
+//! your per-minute limit, so continuously resending a request won't work",
+//! in OpenAI's words). A fleet that keeps asking faster than the quota then
+//! never sees a token again.
+//!
+//! Every call reads the answer the way its strategy's client does: the
+//! naive loop reads no header, the others read `Retry-After`, and only the
+//! header-pacing rows pass the rate-limit headers on as
+//! [`tenacious::Signals`] (the headers of a 429; `Classify::signals` is
+//! asked of errors only).
+//!
+//! `workers` workers each run agent tasks of 3–6 model calls, with 0–2 s of
+//! tool work after each call; every call goes through
+//! [`tenacious::Policy::retry`] with the strategy's policy and guards. The
+//! whole fleet runs on a current-thread tokio runtime with the clock paused,
+//! so time only advances when every worker waits: ten virtual minutes take
+//! what the library's own work takes. The jitter RNG is seeded
+//! ([`tenacious::seed_jitter`]) and so is every worker's own, so a seed
+//! fixes the run.
+//!
+//! Shared by `examples/fleet.rs` and `tests/fleet.rs`.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use tenacious::{Classify, Cooldown, ErrorClass, Jitter, Policy, Signals};
+use tokio::time::Instant;
+
+/// Default quota: requests per minute.
+pub const RPM: u32 = 600;
+/// Default burst: the bucket's size.
+pub const BURST: u32 = 20;
+/// Default fleet size.
+pub const WORKERS: u32 = 64;
+
+/// A served call's model latency: uniform in this range.
+pub const SERVICE: (Duration, Duration) = (Duration::from_millis(200), Duration::from_secs(1));
+/// A 429's round trip: uniform in this range.
+pub const REJECT: (Duration, Duration) = (Duration::from_millis(20), Duration::from_millis(60));
+/// Tool work after each call: uniform in this range.
+pub const THINK: (Duration, Duration) = (Duration::ZERO, Duration::from_secs(2));
+/// Model calls per agent task: uniform in this range, both ends included.
+pub const CALLS_PER_TASK: (u32, u32) = (3, 6);
+/// Workers start spread over this long, not all at instant zero.
+pub const RAMP: Duration = Duration::from_secs(2);
+/// The width of a bin of [`Outcome::over_time`].
+pub const BIN: Duration = Duration::from_secs(1);
+
+/// How the fleet's calls retry, and which guards they share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// A loop that sleeps a fixed second after any failure, forever, and
+    /// reads no header.
+    Naive,
+    /// Independent exponential backoff with full jitter, on top of the
+    /// server's `Retry-After`: what backon, tenacity and the provider SDKs
+    /// do. The anchor every other row is compared with.
+    Backoff,
+    /// The anchor plus a shared [`Cooldown`]: one 429 holds the whole fleet
+    /// until its `Retry-After`, then releases it spread out.
+    Cooldown,
+    /// The anchor plus a shared adaptive throttle (CUBIC after a 429), not
+    /// reading the rate-limit headers.
+    Throttle,
+    /// The anchor plus the throttle paced by the rate-limit headers.
+    HeaderPacing,
+    /// Every provider guard: cooldown, header-paced throttle, breaker.
+    AllGuards,
+}
+
+impl Strategy {
+    /// Every strategy, in the order tables and charts list them.
+    pub const ALL: [Self; 6] = [
+        Self::Naive,
+        Self::Backoff,
+        Self::Cooldown,
+        Self::Throttle,
+        Self::HeaderPacing,
+        Self::AllGuards,
+    ];
+
+    /// A short label for tables and legends.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Naive => "naive 1 s loop",
+            Self::Backoff => "backoff + jitter",
+            Self::Cooldown => "+ cooldown",
+            Self::Throttle => "+ throttle",
+            Self::HeaderPacing => "+ header pacing",
+            Self::AllGuards => "all guards",
+        }
+    }
+
+    /// The name `--strategy` takes.
+    pub const fn flag(self) -> &'static str {
+        match self {
+            Self::Naive => "naive",
+            Self::Backoff => "backoff",
+            Self::Cooldown => "cooldown",
+            Self::Throttle => "throttle",
+            Self::HeaderPacing => "headers",
+            Self::AllGuards => "all",
+        }
+    }
+
+    /// The strategy `--strategy` names.
+    pub fn from_flag(flag: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.flag() == flag)
+    }
+
+    /// Whether the rows of this strategy still run a stand-in for a guard
+    /// that has not landed in the library (see [`policy`]).
+    pub const fn is_stub(self) -> bool {
+        matches!(self, Self::Throttle | Self::HeaderPacing | Self::AllGuards)
+    }
+
+    /// Whether its client reads `Retry-After`: all but the naive loop.
+    const fn reads_retry_after(self) -> bool {
+        !matches!(self, Self::Naive)
+    }
+
+    /// Whether its client passes the rate-limit headers on as
+    /// [`Signals`]: only where a header-paced throttle reads them.
+    const fn reads_rate_headers(self) -> bool {
+        matches!(self, Self::HeaderPacing | Self::AllGuards)
+    }
+}
+
+/// The anchor: full jitter from 500 ms to 60 s on top of the server's
+/// hint, twenty attempts. Generous on purpose (an SDK's default two or three
+/// retries give up far more calls when demand is several times the quota),
+/// so the guarded rows are compared with a strong independent client.
+pub const BACKOFF: Policy = Policy::new()
+    .max(20)
+    .base(Duration::from_millis(500))
+    .cap(Duration::from_secs(60))
+    .jitter(Jitter::Full);
+
+/// The naive loop: a fixed second (cap = base, no jitter), forever.
+pub const NAIVE: Policy = Policy::new()
+    .max(u32::MAX)
+    .base(Duration::from_secs(1))
+    .cap(Duration::from_secs(1))
+    .jitter(Jitter::None);
+
+/// The provider guards of one run: fresh state per run, leaked to be
+/// `&'static` as `Policy` wants (a few small leaks per run).
+#[derive(Debug, Clone, Copy)]
+pub struct Guards {
+    /// The shared rate-limit cooldown.
+    pub cooldown: &'static Cooldown,
+    // wired when Policy::throttle lands:
+    // pub throttle: &'static tenacious::Throttle,
+    // wired when Policy::breaker lands:
+    // pub breaker: &'static tenacious::Breaker,
+}
+
+impl Guards {
+    /// New guards, in their initial state.
+    #[must_use]
+    pub fn fresh() -> Self {
+        Self {
+            cooldown: Box::leak(Box::new(Cooldown::new())),
+            // wired when Policy::throttle lands:
+            // throttle: Box::leak(Box::new(tenacious::Throttle::new())),
+            // breaker: Box::leak(Box::new(tenacious::Breaker::new())),
+        }
+    }
+}
+
+/// The policy every call of `strategy` runs: the one place the guards are
+/// wired.
+///
+/// Until `Policy::throttle` lands, the throttle, header-pacing and
+/// all-guards rows run the cooldown row's policy (their clients still read
+/// what the strategy says, so the headers are there for the throttle to
+/// read): see [`Strategy::is_stub`].
+#[must_use]
+pub fn policy(strategy: Strategy, guards: Guards) -> Policy {
+    match strategy {
+        Strategy::Naive => NAIVE,
+        Strategy::Backoff => BACKOFF,
+        // becomes `BACKOFF.cooldown(guards.cooldown)` when Policy::cooldown lands
+        Strategy::Cooldown => BACKOFF.guard(guards.cooldown),
+        // wired when Policy::throttle lands: `BACKOFF.throttle(guards.throttle)`
+        // (for Throttle a throttle that ignores the headers, which its client
+        // does not pass on; for HeaderPacing the same throttle reading them)
+        Strategy::Throttle | Strategy::HeaderPacing => BACKOFF.guard(guards.cooldown),
+        // wired when Policy::throttle and Policy::breaker land:
+        // `BACKOFF.cooldown(guards.cooldown).throttle(guards.throttle).breaker(guards.breaker)`
+        Strategy::AllGuards => BACKOFF.guard(guards.cooldown),
+    }
+}
+
+/// The settings of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Workers in the fleet.
+    pub workers: u32,
+    /// Virtual time simulated.
+    pub duration: Duration,
+    /// Whether a rejected request is charged to the bucket too.
+    pub penalty: bool,
+    /// The quota, requests per minute.
+    pub rpm: u32,
+    /// The bucket's size.
+    pub burst: u32,
+}
+
+impl Config {
+    /// `workers` workers for `minutes` virtual minutes against the default
+    /// quota, without penalty.
+    #[must_use]
+    pub const fn new(workers: u32, minutes: u64) -> Self {
+        Self {
+            workers,
+            duration: Duration::from_secs(minutes * 60),
+            penalty: false,
+            rpm: RPM,
+            burst: BURST,
+        }
+    }
+
+    /// The same, in penalty mode or not.
+    #[must_use]
+    pub const fn penalty(self, penalty: bool) -> Self {
+        Self { penalty, ..self }
+    }
+
+    /// Requests the quota admits over the run: the burst plus the refill.
+    #[must_use]
+    pub fn capacity(&self) -> f64 {
+        f64::from(self.burst) + f64::from(self.rpm) / 60.0 * self.duration.as_secs_f64()
+    }
+
+    /// The fleet's demand without any 429, requests per second: each worker
+    /// makes one call per mean service time plus mean tool time.
+    #[must_use]
+    pub fn demand(&self) -> f64 {
+        let mean = |(lo, hi): (Duration, Duration)| (lo + hi).as_secs_f64() / 2.0;
+        f64::from(self.workers) / (mean(SERVICE) + mean(THINK))
+    }
+}
+
+/// The provider's quota: a token bucket on tokio's clock.
+#[derive(Debug)]
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+    /// Tokens per second.
+    rate: f64,
+    burst: f64,
+    penalty: bool,
+}
+
+/// What the provider answered a request with, headers included.
+#[derive(Debug, Clone, Copy)]
+struct Answer {
+    /// Served (else 429).
+    served: bool,
+    /// `Retry-After`, whole seconds (on a 429).
+    retry_after: Duration,
+    /// `x-ratelimit-remaining-requests`.
+    remaining: u64,
+    /// `x-ratelimit-reset-requests`: until the bucket is full again.
+    reset: Duration,
+}
+
+impl Bucket {
+    fn arrive(&mut self, now: Instant) -> Answer {
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
+        self.at = now;
+        let served = self.tokens >= 1.0;
+        if served || self.penalty {
+            self.tokens -= 1.0;
+        }
+        // Until a whole token is there again, rounded up to seconds.
+        let short = (1.0 - self.tokens).max(0.0) / self.rate;
+        let retry_after = if served {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(short.ceil().max(1.0))
+        };
+        // Whole tokens: the header is an integer, and never negative.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let remaining = self.tokens.max(0.0).floor() as u64;
+        Answer {
+            served,
+            retry_after,
+            remaining,
+            reset: Duration::from_secs_f64((self.burst - self.tokens).max(0.0) / self.rate),
+        }
+    }
+}
+
+/// A 429, as the strategy's client read it.
+#[derive(Debug, Clone, Copy)]
+pub struct TooManyRequests {
+    retry_after: Option<Duration>,
+    signals: Signals,
+}
+
+impl Classify for TooManyRequests {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::RateLimited
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+    fn signals(&self) -> Signals {
+        self.signals
+    }
+}
+
+/// What one run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Requests the provider received.
+    pub requests: u64,
+    /// Of them, answered 429.
+    pub rejected: u64,
+    /// Of them, served.
+    pub served: u64,
+    /// Requests the quota admitted over the run ([`Config::capacity`]).
+    pub capacity: f64,
+    /// Every logical call that succeeded: from its start to its answer,
+    /// retries and guard waits included, sorted.
+    pub latencies: Vec<Duration>,
+    /// Logical calls the policy gave up on (their task was abandoned).
+    pub gave_up: u64,
+    /// Tasks each worker completed.
+    pub tasks: Vec<u32>,
+    /// Per [`BIN`]: requests, 429s and served requests.
+    pub over_time: Vec<Bin>,
+}
+
+/// One [`BIN`] of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bin {
+    /// Requests received.
+    pub requests: u32,
+    /// Of them, answered 429.
+    pub rejected: u32,
+    /// Of them, served.
+    pub served: u32,
+}
+
+impl Outcome {
+    /// Served requests over the quota's capacity, in %.
+    #[must_use]
+    pub fn goodput(&self) -> f64 {
+        percent(self.served, self.capacity)
+    }
+
+    /// The share of requests answered 429, in %.
+    #[must_use]
+    pub fn rejected_share(&self) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        let requests = self.requests.max(1) as f64;
+        percent(self.rejected, requests)
+    }
+
+    /// The `q`-quantile (0..=1) of the call latencies (zero if none).
+    #[must_use]
+    pub fn latency(&self, q: f64) -> Duration {
+        quantile(&self.latencies, q)
+    }
+
+    /// Tasks completed by the whole fleet.
+    #[must_use]
+    pub fn tasks_completed(&self) -> u64 {
+        self.tasks.iter().map(|&n| u64::from(n)).sum()
+    }
+
+    /// Jain's fairness index over tasks completed per worker: 1 when all
+    /// completed as many, `1 / n` when one did all (1 when none did).
+    #[must_use]
+    pub fn jain(&self) -> f64 {
+        jain(&self.tasks)
+    }
+
+    /// Goodput (%) over `[from, to)` of the run.
+    #[must_use]
+    pub fn goodput_between(&self, from: Duration, to: Duration, rps: f64) -> f64 {
+        let bins = |d: Duration| usize::try_from(d.as_secs() / BIN.as_secs()).unwrap_or(usize::MAX);
+        let served: u64 = self
+            .over_time
+            .iter()
+            .take(bins(to))
+            .skip(bins(from))
+            .map(|b| u64::from(b.served))
+            .sum();
+        percent(served, rps * (to - from).as_secs_f64())
+    }
+}
+
+/// Jain's fairness index of `xs`.
+#[must_use]
+pub fn jain(xs: &[u32]) -> f64 {
+    let sum: f64 = xs.iter().map(|&x| f64::from(x)).sum();
+    let squares: f64 = xs.iter().map(|&x| f64::from(x).powi(2)).sum();
+    if squares == 0.0 {
+        1.0
+    } else {
+        #[allow(clippy::cast_precision_loss)]
+        let n = xs.len() as f64;
+        sum * sum / (n * squares)
+    }
+}
+
+fn percent(n: u64, of: f64) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let n = n as f64;
+    if of > 0.0 { 100.0 * n / of } else { 0.0 }
+}
+
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    // The nearest rank: an index below the length, exact for any run.
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// What the run's workers share: the provider and the counters.
+#[derive(Debug)]
+struct Fleet {
+    bucket: RefCell<Bucket>,
+    start: Instant,
+    end: Instant,
+    requests: Cell<u64>,
+    rejected: Cell<u64>,
+    gave_up: Cell<u64>,
+    latencies: RefCell<Vec<Duration>>,
+    tasks: Vec<Cell<u32>>,
+    over_time: RefCell<Vec<Bin>>,
+}
+
+impl Fleet {
+    /// A request reaching the provider now: its answer, counted.
+    fn request(&self, reads: Strategy) -> Result<(), TooManyRequests> {
+        let now = Instant::now();
+        let answer = self.bucket.borrow_mut().arrive(now);
+        if now < self.end {
+            self.requests.set(self.requests.get() + 1);
+            let bin =
+                usize::try_from((now - self.start).as_secs() / BIN.as_secs()).unwrap_or(usize::MAX);
+            let mut over_time = self.over_time.borrow_mut();
+            if let Some(bin) = over_time.get_mut(bin) {
+                bin.requests += 1;
+                if answer.served {
+                    bin.served += 1;
+                } else {
+                    bin.rejected += 1;
+                }
+            }
+            if !answer.served {
+                self.rejected.set(self.rejected.get() + 1);
+            }
+        }
+        if answer.served {
+            return Ok(());
+        }
+        Err(TooManyRequests {
+            retry_after: reads.reads_retry_after().then_some(answer.retry_after),
+            signals: if reads.reads_rate_headers() {
+                Signals::NONE
+                    .remaining(answer.remaining)
+                    .reset(answer.reset)
+            } else {
+                Signals::NONE
+            },
+        })
+    }
+}
+
+fn uniform(rng: &mut SmallRng, (lo, hi): (Duration, Duration)) -> Duration {
+    let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    Duration::from_nanos(rng.random_range(nanos(lo)..=nanos(hi)))
+}
+
+/// One worker: agent tasks, one after another, until the run ends.
+async fn worker(fleet: Rc<Fleet>, id: usize, strategy: Strategy, policy: Policy, seed: u64) {
+    let mut rng = SmallRng::seed_from_u64(seed ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    tokio::time::sleep(uniform(&mut rng, (Duration::ZERO, RAMP))).await;
+    loop {
+        let calls = rng.random_range(CALLS_PER_TASK.0..=CALLS_PER_TASK.1);
+        let mut done = true;
+        for _ in 0..calls {
+            let started = Instant::now();
+            let result = policy
+                .retry(|| {
+                    let service = uniform(&mut rng, SERVICE);
+                    let reject = uniform(&mut rng, REJECT);
+                    let fleet = &fleet;
+                    async move {
+                        let answer = fleet.request(strategy);
+                        let latency = if answer.is_ok() { service } else { reject };
+                        tokio::time::sleep(latency).await;
+                        answer
+                    }
+                })
+                .await;
+            let now = Instant::now();
+            if now >= fleet.end {
+                return;
+            }
+            if result.is_ok() {
+                fleet.latencies.borrow_mut().push(now - started);
+            } else {
+                fleet.gave_up.set(fleet.gave_up.get() + 1);
+                done = false;
+                break;
+            }
+            tokio::time::sleep(uniform(&mut rng, THINK)).await;
+        }
+        if done && Instant::now() < fleet.end {
+            let tasks = &fleet.tasks[id];
+            tasks.set(tasks.get() + 1);
+        }
+    }
+}
+
+/// Runs the fleet once: `config` with `strategy`, randomness from `seed`.
+///
+/// # Panics
+///
+/// If tokio's runtime cannot be built.
+#[must_use]
+pub fn simulate(strategy: Strategy, config: Config, seed: u64) -> Outcome {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    let policy = policy(strategy, Guards::fresh());
+    let bins = usize::try_from(config.duration.as_secs().div_ceil(BIN.as_secs())).unwrap_or(0);
+    let fleet = runtime.block_on(async {
+        // The engine's jitter draws from this thread's RNG: seeded, so the
+        // run is the seed's.
+        tenacious::seed_jitter(seed);
+        let start = Instant::now();
+        let fleet = Rc::new(Fleet {
+            bucket: RefCell::new(Bucket {
+                tokens: f64::from(config.burst),
+                at: start,
+                rate: f64::from(config.rpm) / 60.0,
+                burst: f64::from(config.burst),
+                penalty: config.penalty,
+            }),
+            start,
+            end: start + config.duration,
+            requests: Cell::new(0),
+            rejected: Cell::new(0),
+            gave_up: Cell::new(0),
+            latencies: RefCell::new(Vec::new()),
+            tasks: (0..config.workers).map(|_| Cell::new(0)).collect(),
+            over_time: RefCell::new(vec![Bin::default(); bins]),
+        });
+        let local = tokio::task::LocalSet::new();
+        for id in 0..config.workers as usize {
+            local.spawn_local(worker(Rc::clone(&fleet), id, strategy, policy, seed));
+        }
+        local.run_until(tokio::time::sleep_until(fleet.end)).await;
+        drop(local);
+        fleet
+    });
+    drop(runtime);
+    let fleet = Rc::try_unwrap(fleet).expect("the workers are gone with their runtime");
+    let mut latencies = fleet.latencies.into_inner();
+    latencies.sort_unstable();
+    let over_time = fleet.over_time.into_inner();
+    Outcome {
+        requests: fleet.requests.get(),
+        rejected: fleet.rejected.get(),
+        served: over_time.iter().map(|b| u64::from(b.served)).sum(),
+        capacity: config.capacity(),
+        latencies,
+        gave_up: fleet.gave_up.get(),
+        tasks: fleet.tasks.iter().map(Cell::get).collect(),
+        over_time,
+    }
+}
+
+/// The mean of `runs` runs (seeds `seed`, `seed + 1`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Summary {
+    /// Goodput, % of quota.
+    pub goodput: f64,
+    /// Requests answered 429, %.
+    pub rejected: f64,
+    /// Median call latency, seconds.
+    pub p50: f64,
+    /// 99th-percentile call latency, seconds.
+    pub p99: f64,
+    /// Tasks completed by the fleet.
+    pub tasks: f64,
+    /// Calls given up.
+    pub gave_up: f64,
+    /// Jain's index over tasks per worker.
+    pub jain: f64,
+    /// Requests per second received.
+    pub rps: f64,
+}
+
+impl Summary {
+    /// One run's figures.
+    #[must_use]
+    pub fn of(out: &Outcome, config: Config) -> Self {
+        #[allow(clippy::cast_precision_loss)]
+        let count = |n: u64| n as f64;
+        Self {
+            goodput: out.goodput(),
+            rejected: out.rejected_share(),
+            p50: out.latency(0.5).as_secs_f64(),
+            p99: out.latency(0.99).as_secs_f64(),
+            tasks: count(out.tasks_completed()),
+            gave_up: count(out.gave_up),
+            jain: out.jain(),
+            rps: count(out.requests) / config.duration.as_secs_f64().max(1e-9),
+        }
+    }
+}
+
+/// Runs `runs` times (at least once) and averages; also returns the first
+/// run's outcome (for windows and charts).
+#[must_use]
+pub fn average(strategy: Strategy, config: Config, seed: u64, runs: u32) -> (Summary, Outcome) {
+    let runs = runs.max(1);
+    let first = simulate(strategy, config, seed);
+    let mut sum = Summary::of(&first, config);
+    for run in 1..runs {
+        let s = Summary::of(
+            &simulate(strategy, config, seed.wrapping_add(u64::from(run))),
+            config,
+        );
+        sum.goodput += s.goodput;
+        sum.rejected += s.rejected;
+        sum.p50 += s.p50;
+        sum.p99 += s.p99;
+        sum.tasks += s.tasks;
+        sum.gave_up += s.gave_up;
+        sum.jain += s.jain;
+        sum.rps += s.rps;
+    }
+    let n = f64::from(runs);
+    let mean = Summary {
+        goodput: sum.goodput / n,
+        rejected: sum.rejected / n,
+        p50: sum.p50 / n,
+        p99: sum.p99 / n,
+        tasks: sum.tasks / n,
+        gave_up: sum.gave_up / n,
+        jain: sum.jain / n,
+        rps: sum.rps / n,
+    };
+    (mean, first)
+}

@@ -1,0 +1,213 @@
+//! The fleet simulation (`examples/fleet`): its accounting holds, a seed
+//! fixes a run, and the ranking it prints holds at small scale — the naive
+//! loop does worse than independent backoff, a shared cooldown cuts the
+//! 429s, and in penalty mode the naive loop collapses while backoff with
+//! jitter holds.
+
+use std::time::Duration;
+
+// The simulation the example runs, not a copy of it (its CLI helpers, such
+// as `Strategy::from_flag`, go unused here).
+#[path = "../examples/fleet/sim.rs"]
+#[allow(dead_code)]
+mod sim;
+
+use sim::{Config, Strategy, Summary, average, simulate};
+
+/// The fleet of the ranking checks: the example's default fleet, for two
+/// virtual minutes.
+const SMALL: Config = Config::new(sim::WORKERS, 2);
+
+/// Seeds averaged per strategy.
+const RUNS: u32 = 3;
+
+fn summary(strategy: Strategy, config: Config, seed: u64) -> Summary {
+    average(strategy, config, seed, RUNS).0
+}
+
+fn table(rows: &[(Strategy, Summary)]) -> String {
+    rows.iter()
+        .map(|(s, r)| {
+            format!(
+                "\n  {:<18} goodput {:>5.1} %  429s {:>5.1} %  p50 {:>6.2} s  p99 {:>6.2} s  \
+                 tasks {:>6.0}  Jain {:.3}",
+                s.name(),
+                r.goodput,
+                r.rejected,
+                r.p50,
+                r.p99,
+                r.tasks,
+                r.jain
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_naive_loop_does_worse_than_backoff_and_a_cooldown_cuts_the_429s() {
+    let seed = 0x000f_1ee7;
+    let rows: Vec<_> = [Strategy::Naive, Strategy::Backoff, Strategy::Cooldown]
+        .into_iter()
+        .map(|s| (s, summary(s, SMALL, seed)))
+        .collect();
+    let table = table(&rows);
+    let [(_, naive), (_, backoff), (_, cooldown)] = rows[..] else {
+        unreachable!()
+    };
+    // Demand is four times the quota: every strategy keeps the bucket
+    // drained, the difference is what it costs the provider.
+    for (name, s) in [
+        ("naive", naive),
+        ("backoff", backoff),
+        ("cooldown", cooldown),
+    ] {
+        assert!(s.goodput >= 95.0, "{name} should drain the quota:{table}");
+    }
+    assert!(
+        naive.rejected > backoff.rejected + 10.0 && naive.rps > 1.5 * backoff.rps,
+        "the naive loop should send far more and get far more 429s than backoff:{table}"
+    );
+    assert!(
+        cooldown.rejected < 0.75 * backoff.rejected,
+        "a shared cooldown should cut the 429s of independent backoff by a quarter at least:{table}"
+    );
+    assert!(
+        cooldown.p99 < backoff.p99 && cooldown.jain >= backoff.jain,
+        "a cooldown should not cost the tail or fairness:{table}"
+    );
+    println!("{table}");
+}
+
+#[test]
+fn in_penalty_mode_the_naive_loop_collapses_and_backoff_with_jitter_holds() {
+    // Ten virtual minutes, in which the field report's clients without
+    // backoff were fully rate-limited.
+    let config = Config::new(sim::WORKERS, 10).penalty(true);
+    let rps = f64::from(config.rpm) / 60.0;
+    let minute = Duration::from_secs(60);
+    for seed in [11, 12] {
+        let naive = simulate(Strategy::Naive, config, seed);
+        let backoff = simulate(Strategy::Backoff, config, seed);
+        let windows = |out: &sim::Outcome| -> Vec<f64> {
+            (0..5)
+                .map(|i| out.goodput_between(minute * 2 * i, minute * 2 * (i + 1), rps))
+                .collect()
+        };
+        let (n, b) = (windows(&naive), windows(&backoff));
+        let table = format!("\n  naive   {n:.1?}\n  backoff {b:.1?} (goodput % per 2 min)");
+        assert!(
+            n[1..].iter().all(|&g| g < 1.0),
+            "seed {seed}: the naive loop should be near zero after two minutes:{table}"
+        );
+        assert!(
+            b.iter().all(|&g| g > 10.0) && b[4] > 0.5 * b[0],
+            "seed {seed}: backoff with jitter should hold its goodput:{table}"
+        );
+        assert!(
+            backoff.tasks_completed() > 10 * naive.tasks_completed().max(1),
+            "seed {seed}: backoff should get tasks done where the naive loop cannot:{table}"
+        );
+        println!("seed {seed}:{table}");
+    }
+}
+
+/// The issue's target for every guard together: at least 95 % of the quota
+/// as goodput, at most 2 % of requests answered 429, a p99 no worse than
+/// independent backoff's and Jain's index at least 0.9.
+///
+/// Not a test yet: until `Policy::throttle` lands the throttle rows run the
+/// cooldown's policy ([`Strategy::is_stub`]) and miss it. Call it from a
+/// `#[test]` once they are wired, e.g. `all_guards_reach_the_target(Strategy::AllGuards)`
+/// and with `Strategy::HeaderPacing`.
+#[allow(dead_code)]
+fn all_guards_reach_the_target(strategy: Strategy) {
+    let seed = 0x007a_26e7;
+    let rows = vec![
+        (Strategy::Backoff, summary(Strategy::Backoff, SMALL, seed)),
+        (strategy, summary(strategy, SMALL, seed)),
+    ];
+    let table = table(&rows);
+    let (backoff, guarded) = (rows[0].1, rows[1].1);
+    assert!(
+        guarded.goodput >= 95.0,
+        "goodput below 95 % of quota:{table}"
+    );
+    assert!(
+        guarded.rejected <= 2.0,
+        "more than 2 % of requests answered 429:{table}"
+    );
+    assert!(
+        guarded.p99 <= backoff.p99,
+        "p99 worse than independent backoff's:{table}"
+    );
+    assert!(guarded.jain >= 0.9, "Jain's index below 0.9:{table}");
+    println!("{table}");
+}
+
+#[test]
+fn every_request_is_served_or_rejected_and_the_bins_add_up() {
+    for strategy in Strategy::ALL {
+        for penalty in [false, true] {
+            let config = Config::new(16, 1).penalty(penalty);
+            let out = simulate(strategy, config, 5);
+            let name = strategy.name();
+            assert_eq!(out.requests, out.served + out.rejected, "{name}");
+            let bins = &out.over_time;
+            assert_eq!(bins.len(), 60, "{name}");
+            assert_eq!(
+                bins.iter().map(|b| u64::from(b.requests)).sum::<u64>(),
+                out.requests
+            );
+            assert_eq!(
+                bins.iter().map(|b| u64::from(b.rejected)).sum::<u64>(),
+                out.rejected
+            );
+            // Never more than the bucket admits, and each served call is
+            // at least a service time long.
+            #[allow(clippy::cast_precision_loss)]
+            let served = out.served as f64;
+            assert!(served <= out.capacity + 1.0, "{name}: {served}");
+            assert!(out.latencies.iter().all(|&l| l >= sim::SERVICE.0), "{name}");
+            assert!(out.latencies.is_sorted());
+            let jain = out.jain();
+            assert!((1.0 / 16.0..=1.0).contains(&jain), "{name}: {jain}");
+        }
+    }
+}
+
+#[test]
+fn a_fleet_within_its_quota_never_hears_429() {
+    // Four workers ask about 2.5 requests/s of a 10/s quota.
+    let config = Config::new(4, 1);
+    for strategy in Strategy::ALL {
+        let out = simulate(strategy, config, 3);
+        assert_eq!(out.rejected, 0, "{}", strategy.name());
+        assert!(out.tasks_completed() > 0);
+        assert_eq!(out.gave_up, 0);
+    }
+}
+
+#[test]
+fn a_seed_fixes_the_run() {
+    let config = Config::new(32, 1).penalty(true);
+    for strategy in [Strategy::Naive, Strategy::Backoff, Strategy::Cooldown] {
+        assert_eq!(
+            simulate(strategy, config, 8),
+            simulate(strategy, config, 8),
+            "{}",
+            strategy.name()
+        );
+    }
+    // Latencies, think times and jitter come from the seed.
+    assert_ne!(
+        simulate(Strategy::Backoff, config, 8),
+        simulate(Strategy::Backoff, config, 9)
+    );
+}
+
+#[test]
+fn jain_is_one_when_even_and_one_over_n_when_one_does_all() {
+    assert!((sim::jain(&[3, 3, 3, 3]) - 1.0).abs() < 1e-12);
+    assert!((sim::jain(&[0, 0, 0, 8]) - 0.25).abs() < 1e-12);
+    assert!((sim::jain(&[0, 0]) - 1.0).abs() < 1e-12);
+}
