@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use tenacious::{Classify, Cooldown, ErrorClass, Jitter, Policy, Signals};
+use tenacious::{Classify, Cooldown, ErrorClass, Jitter, Policy, Signals, Throttle};
 use tokio::time::Instant;
 
 /// Default quota: requests per minute.
@@ -124,7 +124,7 @@ impl Strategy {
     /// Whether the rows of this strategy still run a stand-in for a guard
     /// that has not landed in the library (see [`policy`]).
     pub const fn is_stub(self) -> bool {
-        matches!(self, Self::Throttle | Self::HeaderPacing | Self::AllGuards)
+        matches!(self, Self::AllGuards)
     }
 
     /// Whether its client reads `Retry-After`: all but the naive loop.
@@ -162,8 +162,8 @@ pub const NAIVE: Policy = Policy::new()
 pub struct Guards {
     /// The shared rate-limit cooldown.
     pub cooldown: &'static Cooldown,
-    // wired when Policy::throttle lands:
-    // pub throttle: &'static tenacious::Throttle,
+    /// The shared adaptive throttle.
+    pub throttle: &'static Throttle,
     // wired when Policy::breaker lands:
     // pub breaker: &'static tenacious::Breaker,
 }
@@ -174,34 +174,28 @@ impl Guards {
     pub fn fresh() -> Self {
         Self {
             cooldown: Box::leak(Box::new(Cooldown::new())),
-            // wired when Policy::throttle lands:
-            // throttle: Box::leak(Box::new(tenacious::Throttle::new())),
+            throttle: Box::leak(Box::new(Throttle::new())),
             // breaker: Box::leak(Box::new(tenacious::Breaker::new())),
         }
     }
 }
 
 /// The policy every call of `strategy` runs: the one place the guards are
-/// wired.
-///
-/// Until `Policy::throttle` lands, the throttle, header-pacing and
-/// all-guards rows run the cooldown row's policy (their clients still read
-/// what the strategy says, so the headers are there for the throttle to
-/// read): see [`Strategy::is_stub`].
+/// wired. Each strategy adds to the one before: the cooldown; then the
+/// throttle (its client passes no rate-limit headers, so it adapts from
+/// 429s alone); then header pacing (the same throttle, told the headers of
+/// every answer); then all guards.
 #[must_use]
 pub fn policy(strategy: Strategy, guards: Guards) -> Policy {
     match strategy {
         Strategy::Naive => NAIVE,
         Strategy::Backoff => BACKOFF,
-        // becomes `BACKOFF.cooldown(guards.cooldown)` when Policy::cooldown lands
-        Strategy::Cooldown => BACKOFF.guard(guards.cooldown),
-        // wired when Policy::throttle lands: `BACKOFF.throttle(guards.throttle)`
-        // (for Throttle a throttle that ignores the headers, which its client
-        // does not pass on; for HeaderPacing the same throttle reading them)
-        Strategy::Throttle | Strategy::HeaderPacing => BACKOFF.guard(guards.cooldown),
-        // wired when Policy::throttle and Policy::breaker land:
-        // `BACKOFF.cooldown(guards.cooldown).throttle(guards.throttle).breaker(guards.breaker)`
-        Strategy::AllGuards => BACKOFF.guard(guards.cooldown),
+        Strategy::Cooldown => BACKOFF.cooldown(guards.cooldown),
+        Strategy::Throttle | Strategy::HeaderPacing => {
+            BACKOFF.cooldown(guards.cooldown).throttle(guards.throttle)
+        }
+        // wired when Policy::breaker lands: `.breaker(guards.breaker)`
+        Strategy::AllGuards => BACKOFF.cooldown(guards.cooldown).throttle(guards.throttle),
     }
 }
 
@@ -458,7 +452,7 @@ struct Fleet {
 
 impl Fleet {
     /// A request reaching the provider now: its answer, counted.
-    fn request(&self, reads: Strategy) -> Result<(), TooManyRequests> {
+    fn request(&self, reads: Strategy) -> (Result<(), TooManyRequests>, Signals) {
         let now = Instant::now();
         let answer = self.bucket.borrow_mut().arrive(now);
         if now < self.end {
@@ -478,19 +472,21 @@ impl Fleet {
                 self.rejected.set(self.rejected.get() + 1);
             }
         }
+        let signals = if reads.reads_rate_headers() {
+            Signals::NONE
+                .remaining(answer.remaining)
+                .reset(answer.reset)
+        } else {
+            Signals::NONE
+        };
         if answer.served {
-            return Ok(());
+            return (Ok(()), signals);
         }
-        Err(TooManyRequests {
+        let rejected = TooManyRequests {
             retry_after: reads.reads_retry_after().then_some(answer.retry_after),
-            signals: if reads.reads_rate_headers() {
-                Signals::NONE
-                    .remaining(answer.remaining)
-                    .reset(answer.reset)
-            } else {
-                Signals::NONE
-            },
-        })
+            signals,
+        };
+        (Err(rejected), signals)
     }
 }
 
@@ -500,7 +496,13 @@ fn uniform(rng: &mut SmallRng, (lo, hi): (Duration, Duration)) -> Duration {
 }
 
 /// One worker: agent tasks, one after another, until the run ends.
-async fn worker(fleet: Rc<Fleet>, id: usize, strategy: Strategy, policy: Policy, seed: u64) {
+async fn worker(
+    fleet: Rc<Fleet>,
+    id: usize,
+    strategy: Strategy,
+    (policy, throttle): (Policy, &'static Throttle),
+    seed: u64,
+) {
     let mut rng = SmallRng::seed_from_u64(seed ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     tokio::time::sleep(uniform(&mut rng, (Duration::ZERO, RAMP))).await;
     loop {
@@ -514,9 +516,15 @@ async fn worker(fleet: Rc<Fleet>, id: usize, strategy: Strategy, policy: Policy,
                     let reject = uniform(&mut rng, REJECT);
                     let fleet = &fleet;
                     async move {
-                        let answer = fleet.request(strategy);
+                        let (answer, signals) = fleet.request(strategy);
                         let latency = if answer.is_ok() { service } else { reject };
                         tokio::time::sleep(latency).await;
+                        // A success's headers reach the throttle from the
+                        // client, as `Throttle::report` documents; a 429's
+                        // through `Classify::signals`.
+                        if answer.is_ok() && !signals.is_none() {
+                            throttle.report(signals);
+                        }
                         answer
                     }
                 })
@@ -553,7 +561,8 @@ pub fn simulate(strategy: Strategy, config: Config, seed: u64) -> Outcome {
         .start_paused(true)
         .build()
         .expect("a current-thread runtime");
-    let policy = policy(strategy, Guards::fresh());
+    let guards = Guards::fresh();
+    let policy = policy(strategy, guards);
     let bins = usize::try_from(config.duration.as_secs().div_ceil(BIN.as_secs())).unwrap_or(0);
     let fleet = runtime.block_on(async {
         // The engine's jitter draws from this thread's RNG: seeded, so the
@@ -579,7 +588,13 @@ pub fn simulate(strategy: Strategy, config: Config, seed: u64) -> Outcome {
         });
         let local = tokio::task::LocalSet::new();
         for id in 0..config.workers as usize {
-            local.spawn_local(worker(Rc::clone(&fleet), id, strategy, policy, seed));
+            local.spawn_local(worker(
+                Rc::clone(&fleet),
+                id,
+                strategy,
+                (policy, guards.throttle),
+                seed,
+            ));
         }
         local.run_until(tokio::time::sleep_until(fleet.end)).await;
         drop(local);

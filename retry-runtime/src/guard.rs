@@ -21,7 +21,8 @@ use crate::{ErrorClass, RetryBudget, Signals, StopReason};
 /// `#[retry(guard = NAME)]`, as a `static`. The provider guards this crate
 /// has are named by keys of their own; a call asks them in this order, each
 /// with the wait planned so far ([`NextAttempt::wait`]): the
-/// [`Cooldown`](crate::Cooldown) (`cooldown`), your guard (`guard`), then
+/// [`Cooldown`](crate::Cooldown) (`cooldown`), the
+/// [`Throttle`](crate::Throttle) (`throttle`), your guard (`guard`), then
 /// the [`RetryBudget`] (`budget`), so a guard never reserves a slot for a
 /// retry an earlier one refused, and the budget pays only for a retry that
 /// will be made. A guard asked later does not make an earlier one be asked

@@ -4,7 +4,7 @@ use std::time::Duration;
 use crate::backoff::saturating_nanos;
 use crate::guard::ByAddress;
 use crate::stats::CallStats;
-use crate::{Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn};
+use crate::{Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn, Throttle};
 
 /// A retry policy: how many attempts, how long to wait between them, which
 /// errors to retry.
@@ -24,6 +24,7 @@ use crate::{Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn};
 /// | per-attempt limit (async, [`retry_timed`](Policy::retry_timed)) | [`timeout`](Policy::timeout) | [`get_timeout`](Policy::get_timeout) | none |
 /// | whole-call limit | [`deadline`](Policy::deadline) | [`get_deadline`](Policy::get_deadline) | none |
 /// | shared rate-limit cooldown | [`cooldown`](Policy::cooldown) | [`get_cooldown`](Policy::get_cooldown) | none |
+/// | shared adaptive request rate | [`throttle`](Policy::throttle) | [`get_throttle`](Policy::get_throttle) | none |
 /// | a shared [`Guard`] of your own, asked before each attempt | [`guard`](Policy::guard) | [`get_guard`](Policy::get_guard) | none |
 /// | shared retry budget | [`budget`](Policy::budget) | [`get_budget`](Policy::get_budget) | none |
 /// | inside another retried call | [`nested`](Policy::nested) | [`get_nested`](Policy::get_nested) | [`Nested::Once`] |
@@ -60,6 +61,7 @@ pub struct Policy {
     timeout: Option<u64>,
     deadline: Option<u64>,
     cooldown: Option<ByAddress<Cooldown>>,
+    throttle: Option<ByAddress<Throttle>>,
     guard: Option<ByAddress<dyn Guard>>,
     budget: Option<ByAddress<RetryBudget>>,
     /// Which of the guard slots are set (`HAS_*`): what a call tests first,
@@ -82,6 +84,7 @@ impl Policy {
         timeout: None,
         deadline: None,
         cooldown: None,
+        throttle: None,
         guard: None,
         budget: None,
         guards: 0,
@@ -333,6 +336,31 @@ impl Policy {
         }
     }
 
+    /// Paces every attempt, the first included, to a shared [`Throttle`]:
+    /// an adaptive client-side request rate, off until the provider first
+    /// throttles a call naming it, and paced ahead of a 429 by the
+    /// provider's rate-limit headers. A wait that leaves no room before
+    /// the deadline stops the call with
+    /// [`StopReason::Deadline`](crate::StopReason::Deadline). Default:
+    /// none. Asked after the [`cooldown`](Policy::cooldown), before
+    /// [`guard`](Policy::guard).
+    ///
+    /// ```
+    /// use tenacious::{Policy, Throttle};
+    ///
+    /// static OPENAI: Throttle = Throttle::new();
+    /// const POLICY: Policy = Policy::new().throttle(&OPENAI);
+    /// assert!(std::ptr::eq(POLICY.get_throttle().unwrap(), &OPENAI));
+    /// ```
+    #[must_use]
+    pub const fn throttle(self, throttle: &'static Throttle) -> Self {
+        Self {
+            throttle: Some(ByAddress(throttle)),
+            guards: self.guards | HAS_THROTTLE,
+            ..self
+        }
+    }
+
     /// Draws every retry from a shared [`RetryBudget`]; an empty one stops
     /// retrying at once. Default: none (retries are bounded only by `max`).
     ///
@@ -434,6 +462,15 @@ impl Policy {
         }
     }
 
+    /// The throttle set by [`throttle`](Policy::throttle), if any.
+    #[must_use]
+    pub const fn get_throttle(&self) -> Option<&'static Throttle> {
+        match self.throttle {
+            Some(ByAddress(throttle)) => Some(throttle),
+            None => None,
+        }
+    }
+
     /// The shared retry budget, if any.
     #[must_use]
     pub const fn get_budget(&self) -> Option<&'static RetryBudget> {
@@ -515,6 +552,10 @@ impl Policy {
                 Some(ByAddress(cooldown)) => Some(cooldown as &'static dyn Guard),
                 None => None,
             },
+            match self.throttle {
+                Some(ByAddress(throttle)) => Some(throttle as &'static dyn Guard),
+                None => None,
+            },
             self.get_guard(),
         ]
     }
@@ -537,9 +578,10 @@ impl Policy {
 const HAS_COOLDOWN: u8 = 1;
 const HAS_GUARD: u8 = 2;
 const HAS_BUDGET: u8 = 4;
+const HAS_THROTTLE: u8 = 8;
 
 /// The guards of [`Policy::chain`].
-pub(crate) type Chain = [Option<&'static dyn Guard>; 2];
+pub(crate) type Chain = [Option<&'static dyn Guard>; 3];
 
 impl Default for Policy {
     /// [`Policy::DEFAULT`].

@@ -88,9 +88,10 @@ const BUCKET_SECONDS: f64 = 0.5;
 ///
 /// A wait that would leave less than [`MIN_ATTEMPT`](crate::MIN_ATTEMPT)
 /// before the call's deadline stops the call with
-/// [`StopReason::Deadline`] and reserves nothing. (Before the first attempt
-/// there is no error to return, so such a call makes its attempt at once;
-/// see [`Guard`].)
+/// [`StopReason::Deadline`] and reserves nothing. Before the first attempt
+/// the call returns its error made from a [`Refused`](crate::Refused) if
+/// its type can say so; otherwise it makes its attempt at once (see
+/// [`Guard`]).
 ///
 /// # Cost
 ///
@@ -106,7 +107,7 @@ const BUCKET_SECONDS: f64 = 0.5;
 /// use tenacious::{Policy, Throttle};
 ///
 /// static OPENAI: Throttle = Throttle::new();
-/// const POLICY: Policy = Policy::new().guard(&OPENAI);
+/// const POLICY: Policy = Policy::new().throttle(&OPENAI);
 ///
 /// let stats = OPENAI.stats();
 /// assert_eq!(stats.rate, None, "off until the first throttle");

@@ -55,7 +55,7 @@ fn policy(throttle: &'static Throttle) -> Policy {
         .max(3)
         .base(ms(10))
         .jitter(Jitter::None)
-        .guard(throttle)
+        .throttle(throttle)
 }
 
 /// One call through `policy` answering `results` in turn; when each

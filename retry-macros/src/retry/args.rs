@@ -91,6 +91,16 @@ const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "throttle",
+        example: "throttle = PROVIDER_THROTTLE",
+        read: |args, _, value, errors| {
+            let declare =
+                "static PROVIDER_THROTTLE: tenacious::Throttle = tenacious::Throttle::new();";
+            let what = "a `static Throttle`";
+            args.throttle = static_path("throttle", what, declare, &value, errors);
+        },
+    },
+    Key {
         name: "guard",
         example: "guard = PROVIDER_GUARD",
         read: |args, _, value, errors| {
@@ -332,6 +342,8 @@ pub(super) struct Args {
     pub(super) budget: Option<ExprPath>,
     /// `cooldown = PATH`: a `static Cooldown`.
     pub(super) cooldown: Option<ExprPath>,
+    /// `throttle = PATH`: a `static Throttle`.
+    pub(super) throttle: Option<ExprPath>,
     /// `guard = PATH`: a `static` implementing `Guard`.
     pub(super) guard: Option<ExprPath>,
     /// `key = EXPR`: the call's idempotency key, from its arguments.
@@ -735,7 +747,7 @@ fn fn_path(key: &str, value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
     }
 }
 
-/// The value of `budget`, `cooldown` or `guard`: the path of `what`, declared as
+/// The value of `budget`, `cooldown`, `throttle` or `guard`: the path of `what`, declared as
 /// `declare` shows.
 fn static_path(
     key: &str,
