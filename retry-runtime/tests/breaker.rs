@@ -12,11 +12,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use tenacious_alloc_counter::{Counting, allocations_in};
 use tenacious_runtime::{
     Breaker, BreakerState, Classify, ErrorClass, Failure, Jitter, Policy, RetryBudget, Signals,
     StopReason,
 };
 use tokio::task::JoinSet;
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Fault {
@@ -321,4 +325,37 @@ async fn a_probe_not_made_gives_its_slot_back() {
     assert_eq!(outs, [(1, Some(StopReason::Budget)), (2, None)]);
     assert_eq!(state(breaker), BreakerState::Closed);
     assert_eq!(breaker.stats().probes, 2);
+}
+
+#[test]
+fn admitting_and_observing_allocate_nothing() {
+    static PROVIDER: Breaker = Breaker::new();
+    const GUARDED: Policy = Policy::new()
+        .max(3)
+        .base(Duration::from_micros(1))
+        .jitter(Jitter::None)
+        .guard(&PROVIDER);
+    let mut failures = 0;
+    let mut flaky = || {
+        failures += 1;
+        if failures % 3 == 0 {
+            Ok(())
+        } else {
+            Err(Fault::Transient)
+        }
+    };
+    // Warm-up: the thread's jitter RNG, the guard epoch.
+    assert_eq!(GUARDED.retry_blocking(&mut flaky), Ok(()));
+    let (result, allocations) = allocations_in(|| GUARDED.retry_blocking(&mut flaky));
+    assert_eq!((result, allocations), (Ok(()), 0), "closed, two retries");
+    // Six outcomes so far, four of them failures: three more failures,
+    // then a tenth opens it, and that call's retry is refused.
+    let fail = || Err::<(), _>(Fault::Transient);
+    let (_, allocations) = allocations_in(|| {
+        let _ = GUARDED.retry_blocking(fail);
+        let _ = GUARDED.retry_blocking(fail);
+    });
+    assert_eq!(allocations, 0, "opening, refused");
+    assert!(PROVIDER.is_open());
+    assert_eq!(PROVIDER.stats().stopped, 1);
 }
