@@ -482,9 +482,8 @@ impl Breaker {
         }
     }
 
-    /// Adds an outcome to the window at `now` and answers the window's
-    /// counted failures and total.
-    fn record(&self, now: u64, failed: bool) -> (u64, u64) {
+    /// Adds an outcome to the window at `now`.
+    fn record(&self, now: u64, failed: bool) {
         let length = (self.window / BUCKETS).max(1);
         let number = now / length;
         let id = number & ID_MASK;
@@ -501,6 +500,11 @@ impl Breaker {
                 (total + 1).min(COUNT_MAX),
             ))
         });
+    }
+
+    /// The window's counted failures and total at `now`.
+    fn sampled(&self, now: u64) -> (u64, u64) {
+        let id = (now / (self.window / BUCKETS).max(1)) & ID_MASK;
         self.buckets
             .iter()
             .filter_map(|bucket| unpack_bucket(bucket.load(Ordering::Acquire)))
@@ -552,13 +556,17 @@ impl Guard for Breaker {
                 Seen::Unhealthy => true,
                 Seen::NotMade => return,
             };
-            let (failures, total) = self.record(now, failed);
-            #[allow(clippy::cast_precision_loss)] // counts below 2^20
-            let tripped = failed
-                && total >= u64::from(self.min_throughput)
-                && failures as f64 >= self.ratio * total as f64;
-            if tripped {
-                self.open(0, now);
+            self.record(now, failed);
+            if failed {
+                // Weighed only when a failure is added: a success never
+                // opens it.
+                let (failures, total) = self.sampled(now);
+                #[allow(clippy::cast_precision_loss)] // counts below 2^20
+                let tripped = total >= u64::from(self.min_throughput)
+                    && failures as f64 >= self.ratio * total as f64;
+                if tripped {
+                    self.open(0, now);
+                }
             }
             return;
         }

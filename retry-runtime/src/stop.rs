@@ -35,9 +35,9 @@ pub enum StopReason {
     /// The shared [`Cooldown`](crate::Cooldown) would have kept the call
     /// waiting longer than `max_retry_after` or past its deadline.
     Cooldown,
-    /// The shared [`Breaker`](crate::Breaker) is open: the provider failed
-    /// too often lately (transient errors, overload), so the call stopped
-    /// at once, without the attempt.
+    /// The shared [`Breaker`](crate::Breaker) is open (or half-open with
+    /// every probe out): the provider failed too often lately (transient
+    /// errors, overload), so the call stopped at once, without the attempt.
     CircuitOpen,
 }
 
