@@ -863,6 +863,49 @@ mod tests {
     }
 
     #[test]
+    fn threads_racing_for_probe_slots_get_exactly_the_probes() {
+        let (breaker, now) = breaker(3);
+        trip(&breaker, now);
+        let half_open = now + Duration::from_secs(10);
+        let admitted: u32 = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        (0..1_000)
+                            .map(|_| u32::from(breaker.admit(&next(2, half_open)) == Admit::Go))
+                            .sum::<u32>()
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).sum()
+        });
+        assert_eq!(admitted, 3);
+        let stats = breaker.stats();
+        assert_eq!((stats.probes, stats.stopped), (3, 7_997));
+    }
+
+    #[test]
+    fn threads_failing_at_once_open_it_once() {
+        let breaker = Breaker::new().min_throughput(100);
+        let now = Instant::now();
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                scope.spawn(|| {
+                    for _ in 0..100 {
+                        breaker.observe(&outcome(
+                            failure(ErrorClass::Transient),
+                            Signals::NONE,
+                            now,
+                        ));
+                    }
+                });
+            }
+        });
+        assert_eq!(breaker.state_at(now), BreakerState::Open);
+        assert_eq!(breaker.stats().opened, 1);
+    }
+
+    #[test]
     fn outcomes_while_open_are_ignored() {
         let (breaker, now) = breaker(1);
         trip(&breaker, now);
