@@ -75,6 +75,7 @@
 pub mod agent;
 mod attempt;
 mod backoff;
+mod breaker;
 mod budget;
 mod call_key;
 pub mod chaos;
@@ -116,6 +117,7 @@ mod when_by_ref;
 
 pub use attempt::Attempt;
 pub use backoff::{Jitter, backoff_delay, seed_jitter};
+pub use breaker::{Breaker, BreakerState, BreakerStats};
 pub use budget::RetryBudget;
 pub use call_key::KeySource;
 pub use classify::{Classify, ErrorClass};

@@ -35,11 +35,15 @@ pub enum StopReason {
     /// The shared [`Cooldown`](crate::Cooldown) would have kept the call
     /// waiting longer than `max_retry_after` or past its deadline.
     Cooldown,
+    /// The shared [`Breaker`](crate::Breaker) is open (or half-open with
+    /// every probe out): the provider failed too often lately (transient
+    /// errors, overload), so the call stopped at once, without the attempt.
+    CircuitOpen,
 }
 
 impl StopReason {
     /// Every reason, in declaration order.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Exhausted,
         Self::NotRetryable,
         Self::HintTooLong,
@@ -48,12 +52,13 @@ impl StopReason {
         Self::Nested,
         Self::Guard,
         Self::Cooldown,
+        Self::CircuitOpen,
     ];
 
     /// The reason as one snake_case word, as the `reason` of the tracing
     /// events and of the `tenacious_gave_up_total` metric spell it:
     /// `"exhausted"`, `"not_retryable"`, `"hint_too_long"`, `"deadline"`,
-    /// `"budget"`, `"nested"`, `"guard"` or `"cooldown"`.
+    /// `"budget"`, `"nested"`, `"guard"`, `"cooldown"` or `"circuit_open"`.
     ///
     /// ```
     /// use tenacious::StopReason;
@@ -71,6 +76,7 @@ impl StopReason {
             Self::Nested => "nested",
             Self::Guard => "guard",
             Self::Cooldown => "cooldown",
+            Self::CircuitOpen => "circuit_open",
         }
     }
 
@@ -85,11 +91,13 @@ impl StopReason {
             Self::Nested => 5,
             Self::Guard => 6,
             Self::Cooldown => 7,
+            Self::CircuitOpen => 8,
         }
     }
 
     /// A short lowercase phrase: `"exhausted"`, `"not retryable"`, `"hint
-    /// too long"`, `"deadline"`, `"budget"`, `"nested"`, `"guard"` or `"cooldown"`.
+    /// too long"`, `"deadline"`, `"budget"`, `"nested"`, `"guard"`, `"cooldown"`
+    /// or `"circuit open"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -101,6 +109,7 @@ impl StopReason {
             Self::Nested => "nested",
             Self::Guard => "guard",
             Self::Cooldown => "cooldown",
+            Self::CircuitOpen => "circuit open",
         }
     }
 }
@@ -117,15 +126,7 @@ mod tests {
 
     #[test]
     fn stop_reasons_read_as_phrases() {
-        let all = [
-            StopReason::Exhausted,
-            StopReason::NotRetryable,
-            StopReason::HintTooLong,
-            StopReason::Deadline,
-            StopReason::Budget,
-            StopReason::Nested,
-        ];
-        let names: Vec<String> = all.iter().map(ToString::to_string).collect();
+        let names: Vec<String> = StopReason::ALL.iter().map(ToString::to_string).collect();
         assert_eq!(
             names,
             [
@@ -134,8 +135,19 @@ mod tests {
                 "hint too long",
                 "deadline",
                 "budget",
-                "nested"
+                "nested",
+                "guard",
+                "cooldown",
+                "circuit open"
             ]
         );
+    }
+
+    #[test]
+    fn every_reason_sits_at_its_index_and_labels_as_its_phrase() {
+        for (i, reason) in StopReason::ALL.into_iter().enumerate() {
+            assert_eq!(reason.index(), i);
+            assert_eq!(reason.label(), reason.as_str().replace(' ', "_"));
+        }
     }
 }

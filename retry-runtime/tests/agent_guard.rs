@@ -32,6 +32,7 @@ fn reflect(tool: &str, class: ErrorClass, failures: u32) -> Verdict {
         tool: tool.to_owned(),
         class,
         failures,
+        retry_in: None,
     }
 }
 
@@ -97,6 +98,7 @@ fn the_same_tool_failing_with_the_same_class_switches_direction() {
             tool: "search".to_owned(),
             repeat: Repeat::SameClass(ErrorClass::Transient),
             failures: 3,
+            retry_in: None,
         }
     );
     assert_eq!(
@@ -125,6 +127,7 @@ fn an_identical_call_failing_repeatedly_switches_direction_whatever_the_class() 
             tool: "fetch".to_owned(),
             repeat: Repeat::SameCall(Fingerprint::of(args)),
             failures: 3,
+            retry_in: None,
         }
     );
     assert_eq!(
@@ -349,4 +352,235 @@ fn fingerprints_tell_arguments_apart() {
     assert_ne!(Fingerprint::of("a"), Fingerprint::of("b"));
     assert_eq!(Fingerprint::of(&(1, "x")), Fingerprint::of(&(1, "x")));
     assert_eq!(Fingerprint::of("a").to_string().len(), 16);
+}
+
+mod stopped_calls {
+    //! `failed_call`: what the call layer's `Failure` says beyond its last
+    //! error — why it stopped, and how long to wait.
+    use super::*;
+    use serde_json::json;
+    use tenacious_runtime::agent::CanonicalJson;
+    use tenacious_runtime::{Breaker, Cooldown, Failure, Jitter, Policy, StopReason};
+
+    /// An error with a class and, maybe, a server hint.
+    #[derive(Debug, Clone, Copy)]
+    struct Hinted(ErrorClass, Option<Duration>);
+
+    impl Classify for Hinted {
+        fn classify(&self) -> ErrorClass {
+            self.0
+        }
+        fn retry_after(&self) -> Option<Duration> {
+            self.1
+        }
+    }
+
+    fn failure(policy: Policy, errors: &[Hinted]) -> Failure<Hinted> {
+        let mut errors = errors.iter().copied();
+        policy
+            .retry_blocking_failure(|| Err::<(), _>(errors.next().expect("one error per attempt")))
+            .unwrap_err()
+    }
+
+    /// A breaker open from now on: one attempt of a call (max 1) with a
+    /// transient failure trips it; a second call's retry is then refused.
+    fn circuit_open() -> Failure<Hinted> {
+        let breaker: &'static Breaker = Box::leak(Box::new(Breaker::new().min_throughput(1)));
+        let policy = Policy::new().max(3).base(Duration::ZERO).guard(breaker);
+        let failure = failure(policy, &[Hinted(ErrorClass::Transient, None); 3]);
+        assert_eq!(failure.stop_reason(), StopReason::CircuitOpen);
+        failure
+    }
+
+    #[test]
+    fn an_open_circuit_switches_direction_at_once() {
+        let failure = circuit_open();
+        let mut guard = TaskGuard::new(TaskGuardConfig::new());
+        let verdict = guard.failed_call("chat", "hello", &failure);
+        assert_eq!(
+            verdict,
+            Verdict::SwitchDirection {
+                tool: "chat".to_owned(),
+                repeat: Repeat::CircuitOpen,
+                failures: 1,
+                retry_in: None,
+            }
+        );
+        assert_eq!(guard.switches(), 1);
+        assert_eq!(
+            verdict.reason(),
+            "`chat`'s provider is failing and its circuit breaker is open: take another route (another tool or provider), do not call it again now"
+        );
+        // The breaker knows when it may admit again; the loop adds it.
+        let verdict = verdict.with_retry_in(Duration::from_secs(15));
+        assert_eq!(verdict.retry_in(), Some(Duration::from_secs(15)));
+        assert!(
+            verdict
+                .reason()
+                .ends_with("; wait 15s before calling it again")
+        );
+        // The same failure through `failed` (as a bare error) is a reflect:
+        // the stop reason is what switches.
+        let mut guard = TaskGuard::new(TaskGuardConfig::new());
+        assert_eq!(
+            guard.failed("chat", "hello", &failure),
+            reflect("chat", ErrorClass::Transient, 1)
+        );
+        // Out of budget still wins over the switch.
+        let mut guard = TaskGuard::new(TaskGuardConfig::new().max_rounds(1));
+        assert!(matches!(
+            guard.record_call("chat", "hello", &Err::<(), _>(failure)),
+            Verdict::OutOfBudget(_)
+        ));
+    }
+
+    #[test]
+    fn a_call_that_gave_up_on_a_rate_limit_says_how_long_to_wait() {
+        let policy = Policy::new()
+            .max(3)
+            .base(Duration::ZERO)
+            .jitter(Jitter::None)
+            .max_retry_after(Duration::from_secs(1));
+        let mut guard = TaskGuard::new(TaskGuardConfig::new().max_rounds(100));
+        // A hint longer than the policy waits: `HintTooLong`.
+        let too_long = failure(
+            policy,
+            &[Hinted(
+                ErrorClass::RateLimited,
+                Some(Duration::from_secs(30)),
+            )],
+        );
+        assert_eq!(too_long.stop_reason(), StopReason::HintTooLong);
+        assert_eq!(
+            guard.failed_call("chat", "a", &too_long),
+            Verdict::Reflect {
+                tool: "chat".to_owned(),
+                class: ErrorClass::RateLimited,
+                failures: 1,
+                retry_in: Some(Duration::from_secs(30)),
+            }
+        );
+        // Exhausted on 250 ms rate limits: the last hint.
+        let hinted = Hinted(ErrorClass::RateLimited, Some(Duration::from_millis(250)));
+        let exhausted = failure(policy, &[hinted; 3]);
+        assert_eq!(exhausted.stop_reason(), StopReason::Exhausted);
+        let verdict = guard.failed_call("chat", "b", &exhausted);
+        assert_eq!(verdict.retry_in(), Some(Duration::from_millis(250)));
+        assert!(
+            verdict
+                .reason()
+                .ends_with("; wait 250ms before calling it again"),
+            "{verdict}"
+        );
+        // A transient error naming a wait (a 503 with Retry-After) too.
+        let unavailable = Hinted(ErrorClass::Transient, Some(Duration::from_millis(1500)));
+        assert_eq!(
+            guard.failed("chat", "c", &unavailable).retry_in(),
+            Some(Duration::from_millis(1500))
+        );
+        // No hint, a zero hint, or an invalid request: no wait.
+        assert_eq!(
+            guard
+                .failed("chat", "d", &Hinted(ErrorClass::RateLimited, None))
+                .retry_in(),
+            None
+        );
+        assert_eq!(
+            guard
+                .failed(
+                    "chat",
+                    "e",
+                    &Hinted(ErrorClass::RateLimited, Some(Duration::ZERO))
+                )
+                .retry_in(),
+            None
+        );
+        assert_eq!(
+            guard
+                .failed(
+                    "chat",
+                    "f",
+                    &Hinted(ErrorClass::Invalid, Some(Duration::from_secs(1)))
+                )
+                .retry_in(),
+            None
+        );
+        // The third rate limit of the tool in a row switches direction,
+        // still with the wait.
+        let mut guard = TaskGuard::new(TaskGuardConfig::new());
+        for args in ["x", "y"] {
+            assert!(matches!(
+                guard.failed("chat", args, &hinted),
+                Verdict::Reflect { .. }
+            ));
+        }
+        let verdict = guard.failed("chat", "z", &hinted);
+        assert!(matches!(
+            verdict,
+            Verdict::SwitchDirection {
+                repeat: Repeat::SameClass(ErrorClass::RateLimited),
+                ..
+            }
+        ));
+        assert_eq!(verdict.retry_in(), Some(Duration::from_millis(250)));
+        // Other verdicts carry none, and keep none.
+        let done = guard
+            .succeeded("chat")
+            .with_retry_in(Duration::from_secs(1));
+        assert_eq!(done.retry_in(), None);
+    }
+
+    #[test]
+    fn a_call_a_shared_cooldown_stopped_says_how_long_to_wait() {
+        // Another call was told to wait 10 s: the cooldown is closed, and a
+        // call with a second left cannot wait for it.
+        let cooldown: &'static Cooldown = Box::leak(Box::new(Cooldown::new()));
+        let long = Hinted(ErrorClass::RateLimited, Some(Duration::from_secs(10)));
+        let _ = failure(Policy::new().max(1).guard(cooldown), &[long]);
+        let short = Hinted(ErrorClass::RateLimited, Some(Duration::from_millis(100)));
+        let policy = Policy::new()
+            .max(3)
+            .base(Duration::ZERO)
+            .deadline(Duration::from_secs(1))
+            .guard(cooldown);
+        let stopped = failure(policy, &[short; 3]);
+        assert_eq!(stopped.stop_reason(), StopReason::Cooldown);
+        let mut guard = TaskGuard::new(TaskGuardConfig::new());
+        assert_eq!(
+            guard.failed_call("chat", "a", &stopped).retry_in(),
+            Some(Duration::from_millis(100))
+        );
+    }
+
+    #[test]
+    fn json_arguments_fingerprint_key_order_aside() {
+        assert_eq!(
+            Fingerprint::of_json(&json!({"a": 1, "b": 2})),
+            Fingerprint::of_json(&json!({"b": 2, "a": 1}))
+        );
+        assert_ne!(
+            Fingerprint::of_json(&json!({"a": 1})),
+            Fingerprint::of_json(&json!({"a": 2}))
+        );
+        assert_eq!(
+            Fingerprint::of(&CanonicalJson(&json!({"a": 1, "b": 2}))),
+            Fingerprint::of_json(&json!({"b": 2, "a": 1}))
+        );
+        // The guard sees one call repeated, however the model orders keys.
+        let mut guard = TaskGuard::new(TaskGuardConfig::new().switch_after(2));
+        let first = json!({"query": "weather", "units": "metric"});
+        let again: serde_json::Value =
+            serde_json::from_str(r#"{ "units": "metric", "query": "weather" }"#).unwrap();
+        let invalid = Hinted(ErrorClass::Invalid, None);
+        guard.failed("search", &CanonicalJson(&first), &invalid);
+        assert_eq!(
+            guard.failed("search", &CanonicalJson(&again), &TRANSIENT),
+            Verdict::SwitchDirection {
+                tool: "search".to_owned(),
+                repeat: Repeat::SameCall(Fingerprint::of_json(&first)),
+                failures: 2,
+                retry_in: None,
+            }
+        );
+    }
 }

@@ -246,3 +246,151 @@ mod from_failure {
         );
     }
 }
+
+mod stopped_by_a_shared_guard {
+    //! A call a shared guard stopped reads as what the guard says, not as
+    //! its last error's class.
+    use super::*;
+    use tenacious_runtime::{
+        Admit, Breaker, Cooldown, Failure, Guard, NextAttempt, Outcome, Policy, StopReason,
+    };
+
+    /// A breaker that opens on the first transient failure; a call through
+    /// it whose first attempt trips it, so its retry is refused.
+    fn circuit_open() -> Failure<ToolError> {
+        let breaker: &'static Breaker = Box::leak(Box::new(Breaker::new().min_throughput(1)));
+        let failure = Policy::new()
+            .max(3)
+            .base(Duration::ZERO)
+            .guard(breaker)
+            .retry_blocking_failure(|| {
+                Err::<(), _>(ToolError {
+                    hint: Some("the server is busy, retry"),
+                    ..ToolError::new("503 Service Unavailable", ErrorClass::Transient)
+                })
+            })
+            .unwrap_err();
+        assert_eq!(failure.stop_reason(), StopReason::CircuitOpen);
+        assert!(breaker.is_open());
+        failure
+    }
+
+    #[test]
+    fn an_open_circuit_says_take_another_route() {
+        let failure = circuit_open();
+        let observation = Observation::from_failure("call_20", &failure);
+        assert_eq!(observation.status, Status::SwitchDirection);
+        assert_eq!(
+            json(&observation),
+            r#"{"tool_call_id":"call_20","status":"switch_direction","error":"503 Service Unavailable","class":"transient","attempts":1,"retry_after_ms":null,"system_hint":"this tool's provider is failing and its circuit breaker is open: do not call it again now; take another route (another tool or provider), or try it again much later"}"#
+        );
+        // The breaker's own word on when it may admit again.
+        let observation = observation.with_retry_after(Duration::from_secs(15));
+        assert_eq!(
+            json(&observation),
+            r#"{"tool_call_id":"call_20","status":"switch_direction","error":"503 Service Unavailable","class":"transient","attempts":1,"retry_after_ms":15000,"system_hint":"this tool's provider is failing and its circuit breaker is open: do not call it again now; take another route (another tool or provider), or try again in 15000 ms"}"#
+        );
+        let back: Observation = serde_json::from_str(&json(&observation)).unwrap();
+        assert_eq!(back, observation);
+    }
+
+    #[test]
+    fn a_shared_cooldown_says_wait_whatever_the_class() {
+        // Another call was told to wait 10 s: the cooldown is closed.
+        let cooldown: &'static Cooldown = Box::leak(Box::new(Cooldown::new()));
+        let closing = Policy::new().max(1).guard(cooldown);
+        let _ = closing.retry_blocking(|| {
+            Err::<(), _>(ToolError {
+                retry_after: Some(Duration::from_secs(10)),
+                ..ToolError::new("429 Too Many Requests", ErrorClass::RateLimited)
+            })
+        });
+        assert!(cooldown.is_closed());
+        // This call has one second left: it cannot wait that long.
+        let failure = Policy::new()
+            .max(3)
+            .base(Duration::ZERO)
+            .deadline(Duration::from_secs(1))
+            .guard(cooldown)
+            .retry_blocking_failure(|| {
+                Err::<(), _>(ToolError::new("connection reset", ErrorClass::Transient))
+            })
+            .unwrap_err();
+        assert_eq!(failure.stop_reason(), StopReason::Cooldown);
+        let observation = Observation::from_failure("call_21", &failure);
+        assert_eq!(
+            json(&observation),
+            r#"{"tool_call_id":"call_21","status":"wait_and_retry","error":"connection reset","class":"transient","attempts":1,"retry_after_ms":null,"system_hint":"the provider asked every caller to wait: wait before calling this tool again, or do other work meanwhile"}"#
+        );
+        let observation = observation.with_retry_after(Duration::from_millis(9_999));
+        assert_eq!(observation.retry_after_ms, Some(9_999));
+        assert_eq!(
+            observation.system_hint,
+            "the provider asked every caller to wait: wait 9999 ms before calling this tool again, or do other work meanwhile"
+        );
+    }
+
+    /// Refuses every retry with `StopReason::Guard`.
+    #[derive(Debug)]
+    struct NoRetries;
+
+    impl Guard for NoRetries {
+        fn admit(&self, next: &NextAttempt) -> Admit {
+            if next.attempt <= 1 {
+                Admit::Go
+            } else {
+                Admit::Stop(StopReason::Guard)
+            }
+        }
+        fn observe(&self, _: &Outcome) {}
+    }
+
+    #[test]
+    fn another_guard_says_do_other_work() {
+        static GUARD: NoRetries = NoRetries;
+        let failure = Policy::new()
+            .max(3)
+            .guard(&GUARD)
+            .retry_blocking_failure(|| {
+                Err::<(), _>(ToolError::new("timed out", ErrorClass::Transient))
+            })
+            .unwrap_err();
+        assert_eq!(failure.stop_reason(), StopReason::Guard);
+        let observation = Observation::from_failure("call_22", &failure);
+        assert_eq!(observation.status, Status::RetryLater);
+        assert_eq!(
+            observation.system_hint,
+            "a shared limit on this tool stopped the retries: do other work, or try again later"
+        );
+    }
+
+    #[test]
+    fn with_retry_after_keeps_an_errors_own_hint() {
+        let error = ToolError {
+            hint: Some("the index is rebuilding"),
+            ..ToolError::new("503", ErrorClass::Transient)
+        };
+        let observation =
+            Observation::from_error("call_23", &error).with_retry_after(Duration::from_nanos(1));
+        assert_eq!(observation.retry_after_ms, Some(1));
+        assert_eq!(observation.system_hint, "the index is rebuilding");
+        let plain =
+            Observation::from_error("call_24", &ToolError::new("503", ErrorClass::Transient))
+                .with_retry_after(Duration::from_millis(20));
+        assert_eq!(
+            plain.system_hint,
+            "temporary failure: try again in 20 ms, or reach the goal another way"
+        );
+    }
+
+    #[test]
+    fn the_new_status_round_trips() {
+        let text = serde_json::to_string(&Status::SwitchDirection).unwrap();
+        assert_eq!(text, r#""switch_direction""#);
+        assert_eq!(
+            serde_json::from_str::<Status>(&text).unwrap(),
+            Status::SwitchDirection
+        );
+        assert_eq!(Status::SwitchDirection.as_str(), "switch_direction");
+    }
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{Cost, Fingerprint, Repeat, TaskGuardConfig, TaskLimit, Verdict};
-use crate::{Classify, ErrorClass};
+use crate::{Classify, ErrorClass, Failure, StopReason};
 
 /// A run of failures the guard counts; `tool` is the first field of both so
 /// a success can clear every run of its tool.
@@ -29,17 +29,33 @@ impl Run {
 /// [`Verdict`] after every round.
 ///
 /// Report each round's outcome with [`succeeded`](TaskGuard::succeeded),
-/// [`failed`](TaskGuard::failed) or [`record`](TaskGuard::record), and charge
-/// what it cost with [`charge`](TaskGuard::charge). The verdict of a failed
-/// round is, first match wins:
+/// [`failed`](TaskGuard::failed) or [`record`](TaskGuard::record) — or,
+/// for a call that returned a [`Failure`], [`failed_call`](TaskGuard::failed_call)
+/// or [`record_call`](TaskGuard::record_call), which also read why it
+/// stopped — and charge what it cost with [`charge`](TaskGuard::charge).
+/// The verdict of a failed round is, first match wins:
 ///
 /// 1. `Escalate` if the error is `Fatal` (and for every round after);
 /// 2. `OutOfBudget` if the rounds, time, tokens or money are used up;
-/// 3. `SwitchDirection` if the same call (tool and [`Fingerprint`]) or the
+/// 3. `SwitchDirection` with [`Repeat::CircuitOpen`] if the call stopped
+///    because its provider's circuit [`Breaker`](crate::Breaker) is open
+///    ([`StopReason::CircuitOpen`], seen by `failed_call`): the provider
+///    is failing for everyone, so the model should take another route at
+///    once;
+/// 4. `SwitchDirection` if the same call (tool and [`Fingerprint`]) or the
 ///    same tool with the same class has now failed
 ///    [`switch_after`](TaskGuardConfig::switch_after) times with no success of
 ///    that tool in between; the count for that tool then starts over;
-/// 4. `Reflect` otherwise.
+/// 5. `Reflect` otherwise.
+///
+/// A `Reflect` or `SwitchDirection` carries how long to wait before calling
+/// the tool again when the failure said ([`Verdict::retry_in`]): the
+/// server's hint of a call that gave up on a rate limit or a shared
+/// cooldown.
+///
+/// Arguments given as a `serde_json::Value` (which is not `Hash`) are
+/// fingerprinted through [`CanonicalJson`](super::CanonicalJson), key order
+/// aside.
 ///
 /// A successful round gets `OutOfBudget` or `Continue`, and clears that
 /// tool's failure counts. Failures of *other* tools do not clear them, so a
@@ -100,7 +116,7 @@ impl TaskGuard {
     }
 
     /// Adds what a round (or a model call between rounds) cost. Reaching a
-    /// limit shows in the next verdict and in [`exhausted`](TaskGuard::exhausted).
+    /// limit shows in the next verdict and in [`limit_reached`](TaskGuard::limit_reached).
     ///
     /// ```
     /// use tenacious::agent::{Cost, TaskLimit, TaskGuardConfig, TaskGuard, Verdict};
@@ -161,6 +177,44 @@ impl TaskGuard {
         A: Hash + ?Sized,
         E: Classify + ?Sized,
     {
+        self.judge(tool, args, error, None)
+    }
+
+    /// Records a failed round whose call returned a [`Failure`]: as
+    /// [`failed`](TaskGuard::failed) with its last error, reading also why
+    /// the call stopped. [`StopReason::CircuitOpen`] switches direction at
+    /// once ([`Repeat::CircuitOpen`]); a call that gave up on a rate limit
+    /// or on [`StopReason::Cooldown`] (or [`StopReason::HintTooLong`])
+    /// carries the server's wait in [`Verdict::retry_in`].
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tenacious::agent::{TaskGuard, TaskGuardConfig, Verdict};
+    /// use tenacious::Policy;
+    ///
+    /// let failure = Policy::new()
+    ///     .max(2)
+    ///     .base(Duration::ZERO)
+    ///     .retry_blocking_failure(|| Err::<(), _>(io::Error::from(io::ErrorKind::TimedOut)))
+    ///     .unwrap_err();
+    /// let mut guard = TaskGuard::new(TaskGuardConfig::new());
+    /// let verdict = guard.failed_call("search", "rust", &failure);
+    /// assert!(matches!(verdict, Verdict::Reflect { failures: 1, retry_in: None, .. }));
+    /// ```
+    pub fn failed_call<A, E>(&mut self, tool: &str, args: &A, failure: &Failure<E>) -> Verdict
+    where
+        A: Hash + ?Sized,
+        E: Classify,
+    {
+        self.judge(tool, args, failure.last(), Some(failure.stop_reason()))
+    }
+
+    fn judge<A, E>(&mut self, tool: &str, args: &A, error: &E, stop: Option<StopReason>) -> Verdict
+    where
+        A: Hash + ?Sized,
+        E: Classify + ?Sized,
+    {
         self.rounds = self.rounds.saturating_add(1);
         if let Some(escalated) = &self.escalated {
             return escalated.clone();
@@ -181,8 +235,11 @@ impl TaskGuard {
         if let Some(exhausted) = self.limit_reached() {
             return Verdict::OutOfBudget(exhausted);
         }
+        let retry_in = wait_of(error, class, stop);
         let threshold = self.config.get_switch_after();
-        let repeat = if same_call >= threshold {
+        let repeat = if stop == Some(StopReason::CircuitOpen) {
+            Some((Repeat::CircuitOpen, same_class))
+        } else if same_call >= threshold {
             Some((Repeat::SameCall(fingerprint), same_call))
         } else if same_class >= threshold {
             Some((Repeat::SameClass(class), same_class))
@@ -199,12 +256,14 @@ impl TaskGuard {
                     tool: tool.to_owned(),
                     repeat,
                     failures,
+                    retry_in,
                 }
             }
             None => Verdict::Reflect {
                 tool: tool.to_owned(),
                 class,
                 failures: same_class,
+                retry_in,
             },
         }
     }
@@ -227,6 +286,34 @@ impl TaskGuard {
         match result {
             Ok(_) => self.succeeded(tool),
             Err(error) => self.failed(tool, args, error),
+        }
+    }
+
+    /// [`succeeded`](TaskGuard::succeeded) or
+    /// [`failed_call`](TaskGuard::failed_call), by the round's result: what
+    /// a `#[retry]` fn returning `Result<T, Failure<E>>` gave.
+    ///
+    /// ```
+    /// use tenacious::agent::{TaskGuardConfig, TaskGuard, Verdict};
+    /// use tenacious::Failure;
+    ///
+    /// let mut guard = TaskGuard::new(TaskGuardConfig::new());
+    /// let result: Result<u32, Failure<std::io::Error>> = Ok(7);
+    /// assert!(matches!(guard.record_call("count", &(), &result), Verdict::Continue { .. }));
+    /// ```
+    pub fn record_call<A, T, E>(
+        &mut self,
+        tool: &str,
+        args: &A,
+        result: &Result<T, Failure<E>>,
+    ) -> Verdict
+    where
+        A: Hash + ?Sized,
+        E: Classify,
+    {
+        match result {
+            Ok(_) => self.succeeded(tool),
+            Err(failure) => self.failed_call(tool, args, failure),
         }
     }
 
@@ -312,4 +399,18 @@ impl TaskGuard {
     pub const fn config(&self) -> &TaskGuardConfig {
         &self.config
     }
+}
+
+/// The wait a failed round carries: the error's server hint (not zero), for
+/// a call that gave up on a rate limit, a shared cooldown or a transient
+/// error that named a wait; never for an `Invalid` one (the same call fails
+/// the same way however long the model waits).
+fn wait_of<E: Classify + ?Sized>(
+    error: &E,
+    class: ErrorClass,
+    stop: Option<StopReason>,
+) -> Option<Duration> {
+    let waits = class.is_retryable()
+        || matches!(stop, Some(StopReason::Cooldown | StopReason::HintTooLong));
+    error.retry_after().filter(|hint| waits && !hint.is_zero())
 }

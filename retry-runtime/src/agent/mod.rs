@@ -40,7 +40,7 @@ mod verdict;
 pub use config::TaskGuardConfig;
 pub use cost::Cost;
 pub use decision::{Decision, DecisionRetry, Degraded, Reask};
-pub use fingerprint::Fingerprint;
+pub use fingerprint::{CanonicalJson, Fingerprint};
 pub use guard::TaskGuard;
 pub use observation::{Observation, Status};
 pub use verdict::{Repeat, TaskLimit, Verdict};

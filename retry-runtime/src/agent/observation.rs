@@ -5,24 +5,31 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Classify, ErrorClass, Failure};
+use crate::{Classify, ErrorClass, Failure, StopReason};
 
 /// What the model should do about a failed tool call: the `status` of an
-/// [`Observation`], one per error class.
+/// [`Observation`], one per error class, or per the reason a call stopped
+/// when that says more than the class.
 ///
-/// | class | status | the model should |
+/// | class / stop reason | status | the model should |
 /// |---|---|---|
 /// | `transient` | `"retry_later"` | try the call again later, or reach the goal another way |
 /// | `rate_limited` | `"wait_and_retry"` | wait `retry_after_ms` (when given), then call again |
 /// | `invalid` | `"fix_input"` | change the arguments: the same call fails the same way |
 /// | `fatal` | `"escalate"` | stop and tell the user: a human must fix it |
+/// | [`StopReason::Cooldown`] | `"wait_and_retry"` | the provider asked every caller to wait: wait, then call again |
+/// | [`StopReason::CircuitOpen`] | `"switch_direction"` | the provider is failing: take another route (another tool or provider), do not call it again now |
 ///
 /// ```
-/// use tenacious::ErrorClass;
+/// use tenacious::{ErrorClass, StopReason};
 /// use tenacious::agent::Status;
 ///
 /// assert_eq!(Status::for_class(ErrorClass::Invalid), Status::FixInput);
 /// assert_eq!(Status::Escalate.as_str(), "escalate");
+/// assert_eq!(
+///     Status::for_stop(StopReason::CircuitOpen, ErrorClass::Transient),
+///     Status::SwitchDirection
+/// );
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -35,6 +42,10 @@ pub enum Status {
     FixInput,
     /// A fault a human must fix: stop, do not retry, tell the user.
     Escalate,
+    /// The provider behind the tool is failing (its circuit
+    /// [`Breaker`](crate::Breaker) is open): take another route — another
+    /// tool, another provider — rather than calling it again now.
+    SwitchDirection,
 }
 
 impl Status {
@@ -49,8 +60,21 @@ impl Status {
         }
     }
 
+    /// The status for a call that stopped for `reason` with a last error
+    /// of `class` (the table on [`Status`]): `SwitchDirection` for
+    /// [`StopReason::CircuitOpen`], `WaitAndRetry` for
+    /// [`StopReason::Cooldown`], else as [`for_class`](Status::for_class).
+    #[must_use]
+    pub const fn for_stop(reason: StopReason, class: ErrorClass) -> Self {
+        match reason {
+            StopReason::CircuitOpen => Self::SwitchDirection,
+            StopReason::Cooldown => Self::WaitAndRetry,
+            _ => Self::for_class(class),
+        }
+    }
+
     /// The name it serialises as: `"retry_later"`, `"wait_and_retry"`,
-    /// `"fix_input"` or `"escalate"`.
+    /// `"fix_input"`, `"escalate"` or `"switch_direction"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -58,6 +82,7 @@ impl Status {
             Self::WaitAndRetry => "wait_and_retry",
             Self::FixInput => "fix_input",
             Self::Escalate => "escalate",
+            Self::SwitchDirection => "switch_direction",
         }
     }
 }
@@ -82,8 +107,8 @@ impl fmt::Display for Status {
 /// | `error` | the error's `Display` |
 /// | `class` | `"transient"`, `"rate_limited"`, `"invalid"` or `"fatal"` |
 /// | `attempts` | attempts the call layer made (1 for a bare error) |
-/// | `retry_after_ms` | the server's wait hint in whole milliseconds, rounded up; `null` without one |
-/// | `system_hint` | the error's [`Classify::hint`], else [`Observation::default_hint`] for its class |
+/// | `retry_after_ms` | how long to wait before calling again, in whole milliseconds, rounded up: the server's wait hint, or a wait set with [`with_retry_after`](Observation::with_retry_after) (a breaker's [`admits_in`](crate::Breaker::admits_in)); `null` without one |
+/// | `system_hint` | for a call stopped by a shared guard, [`Observation::stop_hint`]; else the error's [`Classify::hint`], else [`Observation::default_hint`] for its class |
 ///
 /// ```
 /// use std::time::Duration;
@@ -121,8 +146,10 @@ pub struct Observation {
     pub class: ErrorClass,
     /// Attempts the call layer made before giving up (1 for a bare error).
     pub attempts: u32,
-    /// How long the server asked to wait, in milliseconds (rounded up, so
-    /// waiting this long is never too short); `None` without a hint.
+    /// How long to wait before calling again, in milliseconds (rounded up,
+    /// so waiting this long is never too short): the server's hint, or
+    /// the wait set by [`with_retry_after`](Observation::with_retry_after);
+    /// `None` without one.
     pub retry_after_ms: Option<u64>,
     /// Advice for the model: the error's own hint, else one per class.
     pub system_hint: String,
@@ -145,7 +172,7 @@ impl Observation {
     where
         E: Classify + fmt::Display + ?Sized,
     {
-        Self::build(tool_call_id.into(), error, 1)
+        Self::build(tool_call_id.into(), error, 1, None)
     }
 
     /// The observation of a call that gave up after retries: the last
@@ -153,7 +180,10 @@ impl Observation {
     ///
     /// Prefer it to [`from_error`](Observation::from_error) on the
     /// `Failure` itself, whose `Display` is the retry story rather than the
-    /// error the model should read.
+    /// error the model should read, and which does not say why the call
+    /// stopped: a call stopped by an open circuit breaker reads
+    /// `"switch_direction"`, one stopped by a shared cooldown
+    /// `"wait_and_retry"`, each with its [`stop_hint`](Observation::stop_hint).
     ///
     /// ```
     /// use std::io;
@@ -175,22 +205,32 @@ impl Observation {
         E: Classify + fmt::Display,
     {
         let attempts = u32::try_from(failure.attempts().len()).unwrap_or(u32::MAX);
-        Self::build(tool_call_id.into(), failure.last(), attempts)
+        Self::build(
+            tool_call_id.into(),
+            failure.last(),
+            attempts,
+            Some(failure.stop_reason()),
+        )
     }
 
-    fn build<E>(tool_call_id: String, error: &E, attempts: u32) -> Self
+    fn build<E>(tool_call_id: String, error: &E, attempts: u32, stop: Option<StopReason>) -> Self
     where
         E: Classify + fmt::Display + ?Sized,
     {
         let class = error.classify();
         let retry_after = error.retry_after();
-        let system_hint = match error.hint() {
+        let system_hint = match stop.and_then(|stop| Self::stop_hint(stop, retry_after)) {
             Some(hint) => hint.into_owned(),
-            None => Self::default_hint(class, retry_after).into_owned(),
+            None => match error.hint() {
+                Some(hint) => hint.into_owned(),
+                None => Self::default_hint(class, retry_after).into_owned(),
+            },
         };
         Self {
             tool_call_id,
-            status: Status::for_class(class),
+            status: stop.map_or(Status::for_class(class), |stop| {
+                Status::for_stop(stop, class)
+            }),
             error: error.to_string(),
             class,
             attempts,
@@ -199,12 +239,119 @@ impl Observation {
         }
     }
 
+    /// The observation with `wait` as the time to wait before calling
+    /// again (`retry_after_ms`), when the caller knows it better than the
+    /// error did: a [`Breaker`](crate::Breaker)'s
+    /// [`admits_in`](crate::Breaker::admits_in) for a call it stopped. A
+    /// `system_hint` this module wrote is rewritten with the new wait; an
+    /// error's own hint is kept.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tenacious::agent::Observation;
+    ///
+    /// let reset = io::Error::from(io::ErrorKind::ConnectionReset);
+    /// // E.g. `PROVIDER.admits_in()` for a call a `Breaker` stopped.
+    /// let obs = Observation::from_error("call_4", &reset)
+    ///     .with_retry_after(Duration::from_millis(1500));
+    /// assert_eq!(obs.retry_after_ms, Some(1500));
+    /// assert_eq!(obs.system_hint, "temporary failure: try again in 1500 ms, or reach the goal another way");
+    /// ```
+    #[must_use]
+    pub fn with_retry_after(mut self, wait: Duration) -> Self {
+        let before = self.retry_after_ms.map(Duration::from_millis);
+        let ours = |retry_after: Option<Duration>| {
+            [
+                StopReason::CircuitOpen,
+                StopReason::Cooldown,
+                StopReason::Guard,
+            ]
+            .into_iter()
+            .filter_map(|stop| Self::stop_hint(stop, retry_after))
+            .chain([Self::default_hint(self.class, retry_after)])
+            .position(|hint| hint == self.system_hint)
+        };
+        let rewrite = ours(before);
+        self.retry_after_ms = Some(ceil_millis(wait));
+        if let Some(at) = rewrite {
+            let wait = Some(wait);
+            self.system_hint = match at {
+                0 => Self::stop_hint(StopReason::CircuitOpen, wait),
+                1 => Self::stop_hint(StopReason::Cooldown, wait),
+                2 => Self::stop_hint(StopReason::Guard, wait),
+                _ => None,
+            }
+            .unwrap_or_else(|| Self::default_hint(self.class, wait))
+            .into_owned();
+        }
+        self
+    }
+
+    /// The `system_hint` for a call a shared guard stopped, whatever its
+    /// last error said; `retry_after` is the wait, if known. `None` for the
+    /// other reasons (the error's class says it better).
+    ///
+    /// | stop reason | hint |
+    /// |---|---|
+    /// | `circuit_open` | "this tool's provider is failing and its circuit breaker is open: do not call it again now; take another route (another tool or provider), or try again in N ms" (without a wait: "… or try it again much later") |
+    /// | `cooldown` | "the provider asked every caller to wait: wait N ms before calling this tool again, or do other work meanwhile" (without a wait: "wait before calling …") |
+    /// | `guard` | "a shared limit on this tool stopped the retries: do other work, or try again in N ms" (without a wait: "… or try again later") |
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::StopReason;
+    /// use tenacious::agent::Observation;
+    ///
+    /// let hint = Observation::stop_hint(StopReason::CircuitOpen, Some(Duration::from_secs(15))).unwrap();
+    /// assert!(hint.contains("take another route"));
+    /// assert!(hint.ends_with("or try again in 15000 ms"));
+    /// assert_eq!(Observation::stop_hint(StopReason::Exhausted, None), None);
+    /// ```
+    #[must_use]
+    pub fn stop_hint(
+        reason: StopReason,
+        retry_after: Option<Duration>,
+    ) -> Option<Cow<'static, str>> {
+        let hint = match (reason, retry_after) {
+            (StopReason::CircuitOpen, Some(wait)) => format!(
+                "this tool's provider is failing and its circuit breaker is open: do not call it again now; take another route (another tool or provider), or try again in {} ms",
+                ceil_millis(wait)
+            )
+            .into(),
+            (StopReason::CircuitOpen, None) => {
+                "this tool's provider is failing and its circuit breaker is open: do not call it again now; take another route (another tool or provider), or try it again much later"
+                    .into()
+            }
+            (StopReason::Cooldown, Some(wait)) => format!(
+                "the provider asked every caller to wait: wait {} ms before calling this tool again, or do other work meanwhile",
+                ceil_millis(wait)
+            )
+            .into(),
+            (StopReason::Cooldown, None) => {
+                "the provider asked every caller to wait: wait before calling this tool again, or do other work meanwhile"
+                    .into()
+            }
+            (StopReason::Guard, Some(wait)) => format!(
+                "a shared limit on this tool stopped the retries: do other work, or try again in {} ms",
+                ceil_millis(wait)
+            )
+            .into(),
+            (StopReason::Guard, None) => {
+                "a shared limit on this tool stopped the retries: do other work, or try again later"
+                    .into()
+            }
+            _ => return None,
+        };
+        Some(hint)
+    }
+
     /// The `system_hint` for an error of `class` that brings no hint of its
     /// own; `retry_after` is the server's wait hint, if any.
     ///
     /// | class | hint |
     /// |---|---|
-    /// | `transient` | "temporary failure: try again later, or reach the goal another way" |
+    /// | `transient` | "temporary failure: try again later, or reach the goal another way" (with a wait hint: "… try again in N ms, …") |
     /// | `rate_limited` | "rate limited: wait N ms before calling this tool again, or do other work meanwhile" (without a wait hint: "rate limited: wait before calling this tool again, or do other work meanwhile") |
     /// | `invalid` | "the request was rejected: fix the arguments as the error says; the same call will fail again" |
     /// | `fatal` | "a fault a human must fix: stop, do not retry, and tell the user what failed" |
@@ -220,7 +367,12 @@ impl Observation {
     #[must_use]
     pub fn default_hint(class: ErrorClass, retry_after: Option<Duration>) -> Cow<'static, str> {
         match (class, retry_after) {
-            (ErrorClass::Transient, _) => {
+            (ErrorClass::Transient, Some(wait)) => format!(
+                "temporary failure: try again in {} ms, or reach the goal another way",
+                ceil_millis(wait)
+            )
+            .into(),
+            (ErrorClass::Transient, None) => {
                 "temporary failure: try again later, or reach the goal another way".into()
             }
             (ErrorClass::RateLimited, Some(wait)) => format!(
@@ -245,7 +397,7 @@ impl Observation {
 
 /// Whole milliseconds, rounded up and saturating: a model told to wait this
 /// long never comes back before the server allows.
-fn ceil_millis(wait: Duration) -> u64 {
+pub(super) fn ceil_millis(wait: Duration) -> u64 {
     u64::try_from(wait.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
 }
 
@@ -301,5 +453,26 @@ mod tests {
             statuses,
             ["retry_later", "wait_and_retry", "fix_input", "escalate"]
         );
+    }
+
+    #[test]
+    fn only_the_shared_guards_stops_override_the_class() {
+        for reason in StopReason::ALL {
+            for class in ErrorClass::ALL {
+                let status = Status::for_stop(reason, class);
+                let expected = match reason {
+                    StopReason::CircuitOpen => Status::SwitchDirection,
+                    StopReason::Cooldown => Status::WaitAndRetry,
+                    _ => Status::for_class(class),
+                };
+                assert_eq!(status, expected, "{reason} {class}");
+                let hint = Observation::stop_hint(reason, None);
+                let hinted = matches!(
+                    reason,
+                    StopReason::CircuitOpen | StopReason::Cooldown | StopReason::Guard
+                );
+                assert_eq!(hint.is_some(), hinted, "{reason}");
+            }
+        }
     }
 }

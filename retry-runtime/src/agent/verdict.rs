@@ -16,6 +16,11 @@ pub enum Repeat {
     /// The model kept making the very same call (same tool, same
     /// arguments).
     SameCall(Fingerprint),
+    /// The tool's provider kept failing, for this task and others, until
+    /// its circuit [`Breaker`](crate::Breaker) opened: the call stopped
+    /// with [`StopReason::CircuitOpen`](crate::StopReason::CircuitOpen)
+    /// without trying. Switched at the first such failure.
+    CircuitOpen,
 }
 
 /// Which limit a task ran into, in a [`Verdict::OutOfBudget`].
@@ -100,6 +105,9 @@ pub enum Verdict {
         /// Failures of this tool with this class in a row (see
         /// [`TaskGuard::failed`](super::TaskGuard::failed)).
         failures: u32,
+        /// How long to wait before calling the tool again, when the
+        /// failure said (see [`Verdict::retry_in`]).
+        retry_in: Option<Duration>,
     },
     /// The same failure keeps repeating: tell the model to change approach
     /// (another tool, other arguments, another plan).
@@ -108,8 +116,12 @@ pub enum Verdict {
         tool: String,
         /// What repeated.
         repeat: Repeat,
-        /// How many times in a row.
+        /// How many times in a row (for [`Repeat::CircuitOpen`], the
+        /// failures of this tool with this class, this one included).
         failures: u32,
+        /// How long before the failing route may be tried again, when
+        /// known (see [`Verdict::retry_in`]).
+        retry_in: Option<Duration>,
     },
     /// A `Fatal` error: stop at once, a human must fix it. Final: every
     /// later round gets the same verdict.
@@ -139,6 +151,72 @@ impl Verdict {
         matches!(self, Self::Escalate { .. } | Self::OutOfBudget(_))
     }
 
+    /// How long to wait before calling the failed tool again, if the
+    /// failure said: for a `Reflect` or a `SwitchDirection`, the last
+    /// error's server hint when the call gave up on a rate limit
+    /// (`RateLimited`, [`StopReason::HintTooLong`](crate::StopReason::HintTooLong),
+    /// a spent budget), on a shared [`Cooldown`](crate::Cooldown)
+    /// ([`StopReason::Cooldown`](crate::StopReason::Cooldown)) or on a
+    /// transient error that named a wait (a 503 with `Retry-After`); or the
+    /// wait set with [`with_retry_in`](Verdict::with_retry_in). `None`
+    /// otherwise, and for the other verdicts.
+    ///
+    /// An agent loop should not call the tool again before it: tasks that
+    /// all come back at once meet the same limit again.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::agent::{TaskGuard, TaskGuardConfig};
+    /// use tenacious::{Classify, ErrorClass};
+    ///
+    /// #[derive(Debug)]
+    /// struct TooMany;
+    /// impl Classify for TooMany {
+    ///     fn classify(&self) -> ErrorClass { ErrorClass::RateLimited }
+    ///     fn retry_after(&self) -> Option<Duration> { Some(Duration::from_millis(250)) }
+    /// }
+    ///
+    /// let mut guard = TaskGuard::new(TaskGuardConfig::new());
+    /// let verdict = guard.failed("chat", "hello", &TooMany);
+    /// assert_eq!(verdict.retry_in(), Some(Duration::from_millis(250)));
+    /// ```
+    #[must_use]
+    pub const fn retry_in(&self) -> Option<Duration> {
+        match self {
+            Self::Reflect { retry_in, .. } | Self::SwitchDirection { retry_in, .. } => *retry_in,
+            _ => None,
+        }
+    }
+
+    /// The verdict with `wait` as its [`retry_in`](Verdict::retry_in),
+    /// for a wait the caller knows better than the error did (a
+    /// [`Breaker`](crate::Breaker)'s
+    /// [`admits_in`](crate::Breaker::admits_in)); other verdicts are
+    /// returned as they are.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::ErrorClass;
+    /// use tenacious::agent::Verdict;
+    ///
+    /// let verdict = Verdict::Reflect {
+    ///     tool: "chat".into(),
+    ///     class: ErrorClass::Transient,
+    ///     failures: 1,
+    ///     retry_in: None,
+    /// };
+    /// let verdict = verdict.with_retry_in(Duration::from_secs(3));
+    /// assert_eq!(verdict.retry_in(), Some(Duration::from_secs(3)));
+    /// assert_eq!(verdict.to_string(), "`chat` failed (transient, 1 in a row): hand the observation to the model; wait 3s before calling it again");
+    /// ```
+    #[must_use]
+    pub fn with_retry_in(mut self, wait: Duration) -> Self {
+        if let Self::Reflect { retry_in, .. } | Self::SwitchDirection { retry_in, .. } = &mut self {
+            *retry_in = Some(wait);
+        }
+        self
+    }
+
     /// The reason, written for a person or a model (the same as `Display`).
     ///
     /// ```
@@ -164,26 +242,50 @@ impl fmt::Display for Verdict {
                 tool,
                 class,
                 failures,
-            } => write!(
-                f,
-                "`{tool}` failed ({class}, {failures} in a row): hand the observation to the model"
-            ),
+                retry_in,
+            } => {
+                write!(
+                    f,
+                    "`{tool}` failed ({class}, {failures} in a row): hand the observation to the model"
+                )?;
+                write_wait(f, *retry_in)
+            }
             Self::SwitchDirection {
                 tool,
                 repeat: Repeat::SameClass(class),
                 failures,
-            } => write!(
-                f,
-                "`{tool}` failed {failures} times in a row with {class} errors: change approach, use another tool or other arguments"
-            ),
+                retry_in,
+            } => {
+                write!(
+                    f,
+                    "`{tool}` failed {failures} times in a row with {class} errors: change approach, use another tool or other arguments"
+                )?;
+                write_wait(f, *retry_in)
+            }
             Self::SwitchDirection {
                 tool,
                 repeat: Repeat::SameCall(_),
                 failures,
-            } => write!(
-                f,
-                "the same `{tool}` call failed {failures} times in a row: change approach, do not repeat it"
-            ),
+                retry_in,
+            } => {
+                write!(
+                    f,
+                    "the same `{tool}` call failed {failures} times in a row: change approach, do not repeat it"
+                )?;
+                write_wait(f, *retry_in)
+            }
+            Self::SwitchDirection {
+                tool,
+                repeat: Repeat::CircuitOpen,
+                retry_in,
+                ..
+            } => {
+                write!(
+                    f,
+                    "`{tool}`'s provider is failing and its circuit breaker is open: take another route (another tool or provider), do not call it again now"
+                )?;
+                write_wait(f, *retry_in)
+            }
             Self::Escalate {
                 tool,
                 variant,
@@ -200,5 +302,18 @@ impl fmt::Display for Verdict {
             }
             Self::OutOfBudget(exhausted) => write!(f, "out of budget: {exhausted}"),
         }
+    }
+}
+
+/// `"; wait 250ms before calling it again"` (rounded up to the
+/// millisecond), or nothing.
+fn write_wait(f: &mut fmt::Formatter<'_>, retry_in: Option<Duration>) -> fmt::Result {
+    match retry_in {
+        Some(wait) => write!(
+            f,
+            "; wait {:?} before calling it again",
+            Duration::from_millis(super::observation::ceil_millis(wait))
+        ),
+        None => Ok(()),
     }
 }

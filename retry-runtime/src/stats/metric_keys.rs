@@ -65,6 +65,7 @@ impl RecordMetrics {
                 by_reason(name, StopReason::Nested),
                 by_reason(name, StopReason::Guard),
                 by_reason(name, StopReason::Cooldown),
+                by_reason(name, StopReason::CircuitOpen),
             ],
             other_by_class: [
                 error_labels(name, ErrorClass::Transient, OTHER_VARIANT),
