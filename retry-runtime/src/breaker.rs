@@ -78,16 +78,20 @@ const TAG_MASK: u64 = 0xFFFF_FFFF;
 /// Lock-free: atomics on the calls' clock (tokio's for an async call,
 /// paused in tests; the system's for a blocking one), nothing allocated
 /// per attempt, one atomic load to admit while closed. Name it with
-/// [`Policy::guard`](crate::Policy::guard) or `#[retry(guard = NAME)]`.
-/// Before a call's first attempt there is no error to return yet, so a
-/// refusal there lets the attempt go (see [`Guard`]).
+/// [`Policy::breaker`](crate::Policy::breaker) or `#[retry(breaker = NAME)]`.
+/// While it is open a call stops before its first attempt too, returning
+/// its error made from a [`Refused`](crate::Refused), if the error type can
+/// say so ([`Classify::refused`](crate::Classify::refused): `io::Error`
+/// does, an error of your own does with a variant holding a `Refused`);
+/// an error type that cannot makes that first attempt, and the breaker
+/// refuses its retries.
 ///
 /// ```
 /// use std::time::Duration;
 /// use tenacious::{Breaker, BreakerState, Policy};
 ///
 /// static PROVIDER: Breaker = Breaker::new();
-/// const POLICY: Policy = Policy::new().guard(&PROVIDER);
+/// const POLICY: Policy = Policy::new().breaker(&PROVIDER);
 ///
 /// assert_eq!(PROVIDER.state(), BreakerState::Closed);
 /// assert_eq!(PROVIDER.admits_in(), Duration::ZERO);

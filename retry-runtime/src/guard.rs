@@ -21,6 +21,7 @@ use crate::{ErrorClass, RetryBudget, Signals, StopReason};
 /// `#[retry(guard = NAME)]`, as a `static`. The provider guards this crate
 /// has are named by keys of their own; a call asks them in this order, each
 /// with the wait planned so far ([`NextAttempt::wait`]): the
+/// [`Breaker`](crate::Breaker) (`breaker`), the
 /// [`Cooldown`](crate::Cooldown) (`cooldown`), the
 /// [`Throttle`](crate::Throttle) (`throttle`), your guard (`guard`), then
 /// the [`RetryBudget`] (`budget`), so a guard never reserves a slot for a

@@ -4,7 +4,7 @@ use std::time::Duration;
 use crate::backoff::saturating_nanos;
 use crate::guard::ByAddress;
 use crate::stats::CallStats;
-use crate::{Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn, Throttle};
+use crate::{Breaker, Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn, Throttle};
 
 /// A retry policy: how many attempts, how long to wait between them, which
 /// errors to retry.
@@ -23,6 +23,7 @@ use crate::{Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn, Throttle};
 /// | longest server hint honoured | [`max_retry_after`](Policy::max_retry_after) | [`get_max_retry_after`](Policy::get_max_retry_after) | 120 s |
 /// | per-attempt limit (async, [`retry_timed`](Policy::retry_timed)) | [`timeout`](Policy::timeout) | [`get_timeout`](Policy::get_timeout) | none |
 /// | whole-call limit | [`deadline`](Policy::deadline) | [`get_deadline`](Policy::get_deadline) | none |
+/// | shared circuit breaker | [`breaker`](Policy::breaker) | [`get_breaker`](Policy::get_breaker) | none |
 /// | shared rate-limit cooldown | [`cooldown`](Policy::cooldown) | [`get_cooldown`](Policy::get_cooldown) | none |
 /// | shared adaptive request rate | [`throttle`](Policy::throttle) | [`get_throttle`](Policy::get_throttle) | none |
 /// | a shared [`Guard`] of your own, asked before each attempt | [`guard`](Policy::guard) | [`get_guard`](Policy::get_guard) | none |
@@ -60,6 +61,7 @@ pub struct Policy {
     max_retry_after: u64,
     timeout: Option<u64>,
     deadline: Option<u64>,
+    breaker: Option<ByAddress<Breaker>>,
     cooldown: Option<ByAddress<Cooldown>>,
     throttle: Option<ByAddress<Throttle>>,
     guard: Option<ByAddress<dyn Guard>>,
@@ -83,6 +85,7 @@ impl Policy {
         max_retry_after: 120_000_000_000,
         timeout: None,
         deadline: None,
+        breaker: None,
         cooldown: None,
         throttle: None,
         guard: None,
@@ -310,6 +313,33 @@ impl Policy {
         }
     }
 
+    /// Stops every call at once, with
+    /// [`StopReason::CircuitOpen`](crate::StopReason::CircuitOpen) and no
+    /// attempt, while a shared circuit [`Breaker`] is open: opened by the
+    /// provider's failures (`Transient` and overload, never `Invalid`,
+    /// `Fatal` or a rate limit), half-open after its break. Before the
+    /// first attempt the call returns its error made from a
+    /// [`Refused`](crate::Refused), if its type can say so (see
+    /// [`Classify::refused`](crate::Classify::refused)). Default: none.
+    /// Asked first of the guards, so an open circuit stops a call before
+    /// it waits for anything.
+    ///
+    /// ```
+    /// use tenacious::{Breaker, Policy};
+    ///
+    /// static PROVIDER: Breaker = Breaker::new();
+    /// const POLICY: Policy = Policy::new().breaker(&PROVIDER);
+    /// assert!(std::ptr::eq(POLICY.get_breaker().unwrap(), &PROVIDER));
+    /// ```
+    #[must_use]
+    pub const fn breaker(self, breaker: &'static Breaker) -> Self {
+        Self {
+            breaker: Some(ByAddress(breaker)),
+            guards: self.guards | HAS_BREAKER,
+            ..self
+        }
+    }
+
     /// Waits for a shared [`Cooldown`] before every attempt, the first
     /// included, and closes it when an attempt gets a `RateLimited` error
     /// with a server hint: every call naming it waits out one call's 429.
@@ -453,6 +483,15 @@ impl Policy {
         }
     }
 
+    /// The breaker set by [`breaker`](Policy::breaker), if any.
+    #[must_use]
+    pub const fn get_breaker(&self) -> Option<&'static Breaker> {
+        match self.breaker {
+            Some(ByAddress(breaker)) => Some(breaker),
+            None => None,
+        }
+    }
+
     /// The cooldown set by [`cooldown`](Policy::cooldown), if any.
     #[must_use]
     pub const fn get_cooldown(&self) -> Option<&'static Cooldown> {
@@ -548,6 +587,10 @@ impl Policy {
     #[inline]
     pub(crate) const fn chain(&self) -> Chain {
         [
+            match self.breaker {
+                Some(ByAddress(breaker)) => Some(breaker as &'static dyn Guard),
+                None => None,
+            },
             match self.cooldown {
                 Some(ByAddress(cooldown)) => Some(cooldown as &'static dyn Guard),
                 None => None,
@@ -579,9 +622,10 @@ const HAS_COOLDOWN: u8 = 1;
 const HAS_GUARD: u8 = 2;
 const HAS_BUDGET: u8 = 4;
 const HAS_THROTTLE: u8 = 8;
+const HAS_BREAKER: u8 = 16;
 
 /// The guards of [`Policy::chain`].
-pub(crate) type Chain = [Option<&'static dyn Guard>; 3];
+pub(crate) type Chain = [Option<&'static dyn Guard>; 4];
 
 impl Default for Policy {
     /// [`Policy::DEFAULT`].

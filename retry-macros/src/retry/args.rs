@@ -81,6 +81,16 @@ const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "breaker",
+        example: "breaker = PROVIDER_BREAKER",
+        read: |args, _, value, errors| {
+            let declare =
+                "static PROVIDER_BREAKER: tenacious::Breaker = tenacious::Breaker::new();";
+            let what = "a `static Breaker`";
+            args.breaker = static_path("breaker", what, declare, &value, errors);
+        },
+    },
+    Key {
         name: "cooldown",
         example: "cooldown = PROVIDER_COOLDOWN",
         read: |args, _, value, errors| {
@@ -340,6 +350,8 @@ pub(super) struct Args {
     pub(super) timeout: Option<DurationArg>,
     pub(super) deadline: Option<DurationArg>,
     pub(super) budget: Option<ExprPath>,
+    /// `breaker = PATH`: a `static Breaker`.
+    pub(super) breaker: Option<ExprPath>,
     /// `cooldown = PATH`: a `static Cooldown`.
     pub(super) cooldown: Option<ExprPath>,
     /// `throttle = PATH`: a `static Throttle`.
@@ -747,7 +759,7 @@ fn fn_path(key: &str, value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
     }
 }
 
-/// The value of `budget`, `cooldown`, `throttle` or `guard`: the path of `what`, declared as
+/// The value of `budget`, `breaker`, `cooldown`, `throttle` or `guard`: the path of `what`, declared as
 /// `declare` shows.
 fn static_path(
     key: &str,

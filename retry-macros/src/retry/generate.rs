@@ -62,7 +62,10 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     // fns drop it first: during their backoff the future holds tokio's
     // `Sleep` and nothing beside it.
     // So does a fn with a guard, which may stop the call after the wait.
-    let guarded = args.cooldown.is_some() || args.throttle.is_some() || args.guard.is_some();
+    let guarded = args.breaker.is_some()
+        || args.cooldown.is_some()
+        || args.throttle.is_some()
+        || args.guard.is_some();
     let held = !shape.is_async || args.deadline.is_some() || guarded;
     // The guards are asked before the first attempt (`pace_first`, which
     // returns the call's error made from a refusal, if its type can say
@@ -428,6 +431,10 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
         // error there.
         let (span, _) = first_and_last_span(budget);
         policy.extend(quote_spanned!(span=> .budget(&#budget)));
+    }
+    if let Some(breaker) = &args.breaker {
+        let (span, _) = first_and_last_span(breaker);
+        policy.extend(quote_spanned!(span=> .breaker(&#breaker)));
     }
     if let Some(cooldown) = &args.cooldown {
         // On the path: a path that is not a `static Cooldown` is a type
