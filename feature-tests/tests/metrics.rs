@@ -237,3 +237,46 @@ fn a_policy_reports_under_its_records_name_and_no_record_reports_nothing() {
         ]
     );
 }
+
+#[derive(Debug, Classify)]
+enum Limited {
+    #[classify(rate_limited)]
+    TooMany(#[classify(retry_after)] Duration),
+}
+
+/// One attempt, answered 429 with a 2 s hint.
+#[retry(max = 1, cooldown = QUOTA)]
+async fn limited() -> Result<(), Limited> {
+    Err(Limited::TooMany(Duration::from_secs(2)))
+}
+
+/// One attempt that succeeds.
+#[retry(max = 1, cooldown = QUOTA)]
+async fn served() -> Result<(), Limited> {
+    Ok(())
+}
+
+static QUOTA: tenacious::Cooldown = tenacious::Cooldown::new().name("quota");
+
+#[test]
+fn a_guard_reports_its_waits_and_changes_labelled_with_its_name() {
+    let (_, metrics) = recorded(|| {
+        paused_runtime().block_on(async {
+            // Closes the cooldown (a change); the next call waits for it.
+            let _ = limited().await;
+            let _ = served().await;
+        });
+    });
+    let labels = "guard=quota,kind=cooldown";
+    assert_eq!(
+        metrics.get(&format!("tenacious_guard_changes_total{{{labels}}}")),
+        Some(&Value::Counter(1))
+    );
+    assert_eq!(
+        metrics.get(&format!("tenacious_guard_waits_total{{{labels}}}")),
+        Some(&Value::Counter(1))
+    );
+    let snapshot = stats::snapshot();
+    let quota = snapshot.guard("quota").unwrap();
+    assert_eq!((quota.waits, quota.changes), (1, 1));
+}

@@ -300,3 +300,27 @@ fn a_policy_with_a_record_emits_the_same_events_under_its_name() {
     });
     assert!(events.is_empty(), "{events:?}");
 }
+
+static PROVIDER: tenacious::Breaker = tenacious::Breaker::new().name("provider").min_throughput(2);
+
+#[test]
+fn a_guard_changing_state_is_an_info_event_naming_it() {
+    let policy = Policy::new().max(1).breaker(&PROVIDER);
+    let (_, events) = Capture::during(|| {
+        for _ in 0..2 {
+            let _ = policy.retry_blocking(|| Err::<(), _>(Timeout));
+        }
+    });
+    let changes: Vec<&Captured> = events
+        .iter()
+        .filter(|e| e.fields.get("message") == Some(&Value::Other("guard changed state".into())))
+        .collect();
+    assert_eq!(changes.len(), 1, "{events:?}");
+    let opened = changes[0];
+    assert_eq!(opened.level, Level::INFO);
+    assert_eq!(opened.target, "tenacious");
+    assert_eq!(
+        (opened.str("guard"), opened.str("kind"), opened.str("state")),
+        ("provider", "breaker", "open")
+    );
+}

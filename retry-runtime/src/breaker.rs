@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::backoff::saturating_nanos;
 use crate::cooldown::since_epoch;
+use crate::stats::GuardRecord;
 use crate::{Admit, AttemptResult, ErrorClass, Guard, NextAttempt, Outcome, StopReason};
 
 /// The buckets of the sampling window: each holds a tenth of it.
@@ -115,6 +116,7 @@ pub struct Breaker {
     min_throughput: u32,
     open_for: u64,
     probes: u16,
+    record: GuardRecord,
 }
 
 /// Where a [`Breaker`] stands, from [`Breaker::state`].
@@ -201,7 +203,32 @@ impl Breaker {
             open_for: saturating_nanos(Self::OPEN_FOR),
             #[allow(clippy::cast_possible_truncation)] // 1
             probes: Self::PROBES as u16,
+            record: GuardRecord::new("breaker", "breaker"),
         }
+    }
+
+    /// The name of its row in [`stats::snapshot`](crate::stats::snapshot)'s
+    /// guards table, its `tracing` events and its metrics' `guard` label.
+    /// Default: `"breaker"`.
+    ///
+    /// ```
+    /// use tenacious::Breaker;
+    ///
+    /// static ANTHROPIC: Breaker = Breaker::new().name("anthropic");
+    /// assert_eq!(ANTHROPIC.get_name(), "anthropic");
+    /// ```
+    #[must_use]
+    pub const fn name(self, name: &'static str) -> Self {
+        Self {
+            record: self.record.named(name),
+            ..self
+        }
+    }
+
+    /// The name set by [`name`](Breaker::name).
+    #[must_use]
+    pub const fn get_name(&self) -> &'static str {
+        self.record.name()
     }
 
     /// The share of counted failures among the window's outcomes at which
@@ -420,6 +447,7 @@ impl Breaker {
 
     fn refuse(&self) -> Admit {
         self.stopped.fetch_add(1, Ordering::Relaxed);
+        self.record.stopped();
         Admit::Stop(StopReason::CircuitOpen)
     }
 
@@ -483,11 +511,12 @@ impl Breaker {
             self.probes_out
                 .store(pack_probes(at & TAG_MASK, 0, 0), Ordering::Release);
             self.openings.fetch_add(1, Ordering::Relaxed);
+            self.record.changed("open");
         }
     }
 
     /// Adds an outcome to the window at `now`.
-    fn record(&self, now: u64, failed: bool) {
+    fn sample(&self, now: u64, failed: bool) {
         let length = (self.window / BUCKETS).max(1);
         let number = now / length;
         let id = number & ID_MASK;
@@ -541,6 +570,10 @@ impl Guard for Breaker {
     /// ratio. Open: ignores it. Half-open: a counted failure reopens it, a
     /// success counts towards closing it, an attempt not made gives a probe
     /// slot back. Other failures count as nothing. See the type's docs.
+    fn record(&self) -> Option<&GuardRecord> {
+        Some(&self.record)
+    }
+
     fn observe(&self, outcome: &Outcome) {
         let seen = match outcome.result {
             AttemptResult::Success => Seen::Success,
@@ -560,7 +593,7 @@ impl Guard for Breaker {
                 Seen::Unhealthy => true,
                 Seen::NotMade => return,
             };
-            self.record(now, failed);
+            self.sample(now, failed);
             if failed {
                 // Weighed only when a failure is added: a success never
                 // opens it.
@@ -611,6 +644,7 @@ impl Guard for Breaker {
                         bucket.store(0, Ordering::Release);
                     }
                     self.closings.fetch_add(1, Ordering::Relaxed);
+                    self.record.changed("closed");
                 }
             }
         }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::backoff::saturating_nanos;
 use crate::clock::MIN_ATTEMPT_NANOS;
+use crate::stats::GuardRecord;
 use crate::{Admit, AttemptResult, ErrorClass, Guard, NextAttempt, Outcome, StopReason};
 
 /// A shared rate-limit cooldown: when any call naming it gets a
@@ -55,6 +56,7 @@ pub struct Cooldown {
     /// The next waiter's start, nanoseconds since [`epoch`].
     next_release: AtomicU64,
     spacing: u64,
+    record: GuardRecord,
 }
 
 impl Cooldown {
@@ -69,7 +71,32 @@ impl Cooldown {
             until: AtomicU64::new(0),
             next_release: AtomicU64::new(0),
             spacing: 10_000_000,
+            record: GuardRecord::new("cooldown", "cooldown"),
         }
+    }
+
+    /// The name of its row in [`stats::snapshot`](crate::stats::snapshot)'s
+    /// guards table, its `tracing` events and its metrics' `guard` label.
+    /// Default: `"cooldown"`.
+    ///
+    /// ```
+    /// use tenacious::Cooldown;
+    ///
+    /// static OPENAI: Cooldown = Cooldown::new().name("openai");
+    /// assert_eq!(OPENAI.get_name(), "openai");
+    /// ```
+    #[must_use]
+    pub const fn name(self, name: &'static str) -> Self {
+        Self {
+            record: self.record.named(name),
+            ..self
+        }
+    }
+
+    /// The name set by [`name`](Cooldown::name).
+    #[must_use]
+    pub const fn get_name(&self) -> &'static str {
+        self.record.name()
     }
 
     /// The time between two waiters released after a reopening (a zero
@@ -137,6 +164,7 @@ impl Guard for Cooldown {
         };
         let queued = self.next_release.load(Ordering::Acquire);
         if too_long(queued.max(until).max(ready) - ready) {
+            self.record.stopped();
             return Admit::Stop(StopReason::Cooldown);
         }
         let spacing = self.spacing;
@@ -152,8 +180,14 @@ impl Guard for Cooldown {
         if wait == 0 {
             Admit::Go
         } else {
-            Admit::Wait(Duration::from_nanos(wait))
+            let wait = Duration::from_nanos(wait);
+            self.record.waited(wait);
+            Admit::Wait(wait)
         }
+    }
+
+    fn record(&self) -> Option<&GuardRecord> {
+        Some(&self.record)
     }
 
     /// A `RateLimited` error with a non-zero hint closes it until then,
@@ -166,8 +200,12 @@ impl Guard for Cooldown {
         } = outcome.result
             && !hint.is_zero()
         {
-            let until = since_epoch(outcome.now).saturating_add(saturating_nanos(hint));
-            self.until.fetch_max(until, Ordering::AcqRel);
+            let now = since_epoch(outcome.now);
+            let until = now.saturating_add(saturating_nanos(hint));
+            if self.until.fetch_max(until, Ordering::AcqRel) <= now {
+                // It was open: this hint closed it.
+                self.record.changed("closed");
+            }
         }
     }
 }

@@ -419,7 +419,7 @@ impl<'p> Engine<'p> {
             let Some(guard) = guard else { continue };
             next.wait = Duration::from_nanos(wait);
             let before = wait;
-            match guard.admit(&next) {
+            match ask(*guard, &next) {
                 Admit::Go => {}
                 Admit::Wait(more) => {
                     wait = wait.saturating_add(backoff::saturating_nanos(more));
@@ -684,6 +684,16 @@ impl<'p> Engine<'p> {
 #[inline]
 const fn has_guards(policy: &Policy) -> bool {
     policy.has_guards()
+}
+
+/// Asks `guard` about `next`, its statistics record joining the registry
+/// the first time a call asks it (one relaxed load after that).
+#[inline]
+pub(crate) fn ask(guard: &'static dyn Guard, next: &NextAttempt) -> Admit {
+    if let Some(record) = guard.record() {
+        record.register();
+    }
+    guard.admit(next)
 }
 
 /// Now, on the clock `flags` name (`BLOCKING`: the system's, else tokio's).

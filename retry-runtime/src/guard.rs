@@ -124,6 +124,15 @@ pub trait Guard: Send + Sync + fmt::Debug {
         let _ = next;
         Box::pin(std::future::ready(Admit::Go))
     }
+
+    /// The guard's statistics record, if it keeps one: registered when a
+    /// call first asks the guard, and listed by
+    /// [`stats::snapshot`](crate::stats::snapshot) in its guards table.
+    /// The guard counts in it itself (its waits, stops and changes of
+    /// state). Default: `None`.
+    fn record(&self) -> Option<&crate::stats::GuardRecord> {
+        None
+    }
 }
 
 /// The future of [`Guard::admit_async`].

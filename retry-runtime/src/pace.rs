@@ -14,7 +14,7 @@ use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
 use crate::driver::{sleep, sleep_blocking};
-use crate::engine::Engine;
+use crate::engine::{Engine, ask};
 use crate::guard::block_on;
 use crate::{Admit, PendingAdmit, StopReason};
 
@@ -119,7 +119,7 @@ impl Pacer {
                 let recheck = *this.asked || engine.attempts() > 0;
                 *this.asked = true;
                 let next = engine.next_attempt(recheck);
-                match guard.admit(&next) {
+                match ask(*guard, &next) {
                     Admit::Later => {
                         *this.pending = Some(guard.admit_async(next));
                         continue;
@@ -159,7 +159,7 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
         let mut recheck = engine.attempts() > 0;
         loop {
             let next = engine.next_attempt(recheck);
-            let mut admit = guard.admit(&next);
+            let mut admit = ask(*guard, &next);
             if admit == Admit::Later {
                 admit = block_on(guard.admit_async(next));
             }

@@ -4,6 +4,7 @@
 //! first time a call asks the guard, so [`snapshot`](super::snapshot)
 //! lists it. With feature `tracing` each change of state is an `INFO`
 //! event; with `metrics`, four counters labelled `guard` and `kind`.
+use std::mem::ManuallyDrop;
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicU64;
@@ -46,11 +47,14 @@ pub struct GuardRecord {
     stopped: AtomicU64,
     changes: AtomicU64,
     registered: AtomicBool,
-    next: OnceLock<&'static GuardRecord>,
+    // `ManuallyDrop`, so a guard's `const` builders may replace its record
+    // (a `const fn` cannot run a destructor). Only a registered record,
+    // a `static`, ever sets them.
+    next: ManuallyDrop<OnceLock<&'static GuardRecord>>,
     #[cfg(feature = "metrics")]
-    labels: [::metrics::Label; 2],
+    labels: ManuallyDrop<[::metrics::Label; 2]>,
     #[cfg(feature = "metrics")]
-    keys: OnceLock<[::metrics::Key; 4]>,
+    keys: ManuallyDrop<OnceLock<[::metrics::Key; 4]>>,
 }
 
 /// One guard's counts, read by [`GuardRecord::snapshot`] and listed by
@@ -92,14 +96,14 @@ impl GuardRecord {
             stopped: AtomicU64::new(0),
             changes: AtomicU64::new(0),
             registered: AtomicBool::new(false),
-            next: OnceLock::new(),
+            next: ManuallyDrop::new(OnceLock::new()),
             #[cfg(feature = "metrics")]
-            labels: [
+            labels: ManuallyDrop::new([
                 ::metrics::Label::from_static_parts("guard", name),
                 ::metrics::Label::from_static_parts("kind", kind),
-            ],
+            ]),
             #[cfg(feature = "metrics")]
-            keys: OnceLock::new(),
+            keys: ManuallyDrop::new(OnceLock::new()),
         }
     }
 
@@ -213,7 +217,7 @@ impl GuardRecord {
                 STOPPED_TOTAL,
                 CHANGES_TOTAL,
             ]
-            .map(|name| ::metrics::Key::from_static_parts(name, &this.labels))
+            .map(|name| ::metrics::Key::from_static_parts(name, &*this.labels))
         });
         f(keys);
     }

@@ -80,12 +80,14 @@
 //! features of those names: a call without a record (a `#[retry(stats =
 //! false)]` fn, a [`Policy`](crate::Policy) not given one) is not observed
 //! at all.
+mod guards;
 #[cfg(feature = "metrics")]
 mod metric_keys;
 mod record;
 mod registry;
 mod snapshot;
 
+pub use guards::{GuardRecord, GuardStats};
 #[cfg(feature = "metrics")]
 pub(crate) use metric_keys::ErrorKeys;
 pub use record::CallStats;
@@ -94,7 +96,8 @@ pub(crate) use record::{VariantSlot, class_index};
 pub use snapshot::{ErrorCount, FnStats, Snapshot};
 
 /// Every record that has counted a call or an error, read now: each fn's
-/// counts and figures, by name, and their total.
+/// counts and figures, by name, and their total; and each provider guard a
+/// call has asked ([`Snapshot::guards`]).
 ///
 /// Not on any call path: it allocates the rows it returns. A snapshot
 /// taken while calls run is consistent (see [Consistency](self#consistency)):
@@ -102,7 +105,10 @@ pub use snapshot::{ErrorCount, FnStats, Snapshot};
 /// leaves its range.
 #[must_use]
 pub fn snapshot() -> Snapshot {
-    Snapshot::from_records(registry::records().map(CallStats::snapshot))
+    Snapshot::from_records(
+        registry::records().map(CallStats::snapshot),
+        guards::records().map(GuardRecord::snapshot),
+    )
 }
 
 /// Sets every registered record's counters back to zero (see
@@ -112,6 +118,7 @@ pub fn snapshot() -> Snapshot {
 /// running meanwhile may be counted in part.
 pub fn reset() {
     registry::records().for_each(CallStats::reset);
+    guards::records().for_each(GuardRecord::reset);
 }
 
 #[cfg(test)]

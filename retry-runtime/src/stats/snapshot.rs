@@ -2,6 +2,7 @@
 //! figures, and the table `Display` prints.
 use std::fmt;
 
+use super::GuardStats;
 use super::record::class_index;
 use crate::{ErrorClass, StopReason};
 
@@ -264,10 +265,31 @@ pub struct Snapshot {
     /// By name.
     fns: Vec<FnStats>,
     total: FnStats,
+    /// By name and kind.
+    guards: Vec<GuardStats>,
 }
 
 impl Snapshot {
-    pub(super) fn from_records(records: impl IntoIterator<Item = FnStats>) -> Self {
+    pub(super) fn from_records(
+        records: impl IntoIterator<Item = FnStats>,
+        guard_records: impl IntoIterator<Item = GuardStats>,
+    ) -> Self {
+        let mut guards: Vec<GuardStats> = Vec::new();
+        for stats in guard_records {
+            match guards
+                .iter_mut()
+                .find(|g| g.name == stats.name && g.kind == stats.kind)
+            {
+                Some(same) => {
+                    same.waits += stats.waits;
+                    same.waited = same.waited.saturating_add(stats.waited);
+                    same.stopped += stats.stopped;
+                    same.changes += stats.changes;
+                }
+                None => guards.push(stats),
+            }
+        }
+        guards.sort_by(|a, b| (a.name, a.kind).cmp(&(b.name, b.kind)));
         let mut fns: Vec<FnStats> = Vec::new();
         for stats in records {
             match fns.iter_mut().find(|f| f.name == stats.name) {
@@ -280,7 +302,27 @@ impl Snapshot {
         for stats in &fns {
             total.merge(stats);
         }
-        Self { fns, total }
+        Self { fns, total, guards }
+    }
+
+    /// A snapshot of fn records only.
+    #[cfg(test)]
+    fn from_fns(records: impl IntoIterator<Item = FnStats>) -> Self {
+        Self::from_records(records, [])
+    }
+
+    /// Each provider guard a call has asked, by name and kind: the waits
+    /// it asked for, the time they add up to, the calls it stopped and its
+    /// changes of state (see [`GuardRecord`](super::GuardRecord)).
+    #[must_use]
+    pub fn guards(&self) -> &[GuardStats] {
+        &self.guards
+    }
+
+    /// The guard named `name`, if a call has asked it.
+    #[must_use]
+    pub fn guard(&self, name: &str) -> Option<&GuardStats> {
+        self.guards.iter().find(|g| g.name == name)
     }
 
     /// Each fn that has counted a call or an error, by name.
@@ -361,11 +403,33 @@ impl fmt::Display for Snapshot {
                 ]);
             }
         }
-        if errors.rows.is_empty() {
+        if !errors.rows.is_empty() {
+            writeln!(f)?;
+            errors.fmt(f)?;
+        }
+        if self.guards.is_empty() {
             return Ok(());
         }
+        let mut guards = Table::new(&[
+            ("guard", Align::Left),
+            ("kind", Align::Left),
+            ("waits", Align::Right),
+            ("waited", Align::Right),
+            ("stopped", Align::Right),
+            ("changes", Align::Right),
+        ]);
+        for stats in &self.guards {
+            guards.row(vec![
+                stats.name.to_owned(),
+                stats.kind.to_owned(),
+                stats.waits.to_string(),
+                format!("{:.1}s", stats.waited.as_secs_f64()),
+                stats.stopped.to_string(),
+                stats.changes.to_string(),
+            ]);
+        }
         writeln!(f)?;
-        errors.fmt(f)
+        guards.fmt(f)
     }
 }
 
@@ -483,7 +547,7 @@ mod tests {
 
     #[test]
     fn the_table_aligns_its_columns_to_the_widest_cell() {
-        let snapshot = Snapshot::from_records([
+        let snapshot = Snapshot::from_fns([
             counts(
                 "agent::search",
                 200,
@@ -515,7 +579,7 @@ total          transient         43  65.2%  Timeout 40, Reset 3
 
     #[test]
     fn an_empty_snapshot_prints_the_header_and_a_zero_total() {
-        let snapshot = Snapshot::from_records([]);
+        let snapshot = Snapshot::from_fns([]);
         assert_eq!(
             snapshot.to_string(),
             "fn     calls  attempts  retried  recovered  retry rate  retry success  mean attempts  gave up\n\
@@ -535,7 +599,7 @@ total          transient         43  65.2%  Timeout 40, Reset 3
 
     #[test]
     fn records_of_one_name_are_one_row_and_equal_errors_one_entry() {
-        let snapshot = Snapshot::from_records([
+        let snapshot = Snapshot::from_fns([
             counts("b", 1, 2, 1, 1, &[(ErrorClass::Transient, "Timeout", 1)]),
             counts("a", 4, 4, 0, 0, &[(ErrorClass::Invalid, "Bad", 2)]),
             counts("b", 3, 5, 2, 1, &[(ErrorClass::Transient, "Timeout", 3)]),
@@ -568,7 +632,7 @@ total          transient         43  65.2%  Timeout 40, Reset 3
             u64::MAX,
             &[(ErrorClass::Fatal, "F", u64::MAX)],
         );
-        let snapshot = Snapshot::from_records([big.clone(), big]);
+        let snapshot = Snapshot::from_fns([big.clone(), big]);
         let total = snapshot.total();
         assert_eq!(total.calls(), u64::MAX);
         assert_eq!(total.errors_of(ErrorClass::Fatal), u64::MAX);
