@@ -1,0 +1,27 @@
+// `breaker` names a `static Breaker`: an expression is an error on the value,
+// saying what to write, and a `static` of another type is a type error on
+// its path.
+use tenacious::{Classify, Cooldown, ErrorClass, retry};
+
+#[derive(Debug)]
+struct Flaky;
+
+impl Classify for Flaky {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Transient
+    }
+}
+
+#[retry(breaker = tenacious::Breaker::new())]
+async fn constructed() -> Result<(), Flaky> {
+    Ok(())
+}
+
+static COOLDOWN: Cooldown = Cooldown::new();
+
+#[retry(breaker = COOLDOWN)]
+fn cooldown() -> Result<(), Flaky> {
+    Ok(())
+}
+
+fn main() {}

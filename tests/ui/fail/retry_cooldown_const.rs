@@ -1,0 +1,21 @@
+// A `const` cooldown would be a fresh cooldown at every use, shared by no
+// one: it must be a `static`. The error is on its path.
+use tenacious::{Classify, Cooldown, ErrorClass, retry};
+
+#[derive(Debug)]
+struct Flaky;
+
+impl Classify for Flaky {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Transient
+    }
+}
+
+const FRESH: Cooldown = Cooldown::new();
+
+#[retry(cooldown = FRESH)]
+async fn complete() -> Result<(), Flaky> {
+    Ok(())
+}
+
+fn main() {}
