@@ -130,6 +130,25 @@ impl Cooldown {
     pub fn is_closed(&self) -> bool {
         self.until.load(Ordering::Acquire) > since_epoch(Instant::now())
     }
+
+    /// How long until it reopens, from `now` on the calls' clock (for an
+    /// async call, `tokio::time::Instant::now().into_std()`): zero when it
+    /// is open. What an agent tells a task stopped by the cooldown to
+    /// wait, for example with
+    /// `agent::Observation::with_retry_after` (feature `agent`).
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use tenacious::Cooldown;
+    ///
+    /// static OPENAI: Cooldown = Cooldown::new();
+    /// assert_eq!(OPENAI.reopens_in_at(Instant::now()), Duration::ZERO);
+    /// ```
+    #[must_use]
+    pub fn reopens_in_at(&self, now: Instant) -> Duration {
+        let until = self.until.load(Ordering::Acquire);
+        Duration::from_nanos(until.saturating_sub(since_epoch(now)))
+    }
 }
 
 impl Default for Cooldown {
