@@ -165,7 +165,8 @@ fn main() -> ExitCode {
     }
     if results.iter().any(|(s, ..)| s.is_stub()) {
         println!(
-            "\n‡ runs the cooldown row's policy until `Policy::throttle` lands (see `sim::policy`)"
+            "\n‡ runs the header-pacing row's policy (cooldown + throttle) until the breaker is \
+             wired in (see `sim::policy`)"
         );
     }
 

@@ -6,7 +6,8 @@
 //! a simulated model latency (200 ms – 1 s); one that finds none is answered
 //! 429 at once (after a short network round trip) with `Retry-After` (whole
 //! seconds, as the HTTP header has it) and the rate-limit headers
-//! (`remaining`, `reset`). In *penalty* mode a rejected request is charged
+//! (`remaining`, `reset` — when the bucket is full again — and `limit`,
+//! its size, as OpenAI and Anthropic send them). In *penalty* mode a rejected request is charged
 //! to the bucket too, which may go into debt: requests during a block
 //! extend it, as many real APIs do ("unsuccessful requests contribute to
 //! your per-minute limit, so continuously resending a request won't work",
@@ -271,6 +272,8 @@ struct Answer {
     remaining: u64,
     /// `x-ratelimit-reset-requests`: until the bucket is full again.
     reset: Duration,
+    /// `x-ratelimit-limit-requests`: the bucket's size.
+    limit: u64,
 }
 
 impl Bucket {
@@ -297,6 +300,9 @@ impl Bucket {
             retry_after,
             remaining,
             reset: Duration::from_secs_f64((self.burst - self.tokens).max(0.0) / self.rate),
+            // The burst is a whole number of requests (`Config::burst`).
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            limit: self.burst as u64,
         }
     }
 }
@@ -476,6 +482,7 @@ impl Fleet {
             Signals::NONE
                 .remaining(answer.remaining)
                 .reset(answer.reset)
+                .limit(answer.limit)
         } else {
             Signals::NONE
         };

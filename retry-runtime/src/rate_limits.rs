@@ -1,14 +1,16 @@
 //! Reading the providers' rate-limit headers into [`Signals`] (feature
-//! `http`): how many requests are left in the caller's window and when it
-//! resets, which the [`Throttle`](crate::Throttle) paces by.
+//! `http`): how many requests are left in the caller's window, when it is
+//! full again and how many it holds, which the
+//! [`Throttle`](crate::Throttle) paces by.
 //!
-//! | provider | requests left | window resets |
-//! |---|---|---|
-//! | OpenAI | `x-ratelimit-remaining-requests`: an integer | `x-ratelimit-reset-requests`: a Go duration (`6m0s`, `20ms`, `0.5s`, `1h2m3.5s`), read by [`parse_go_duration`] |
-//! | Anthropic | `anthropic-ratelimit-requests-remaining`: an integer | `anthropic-ratelimit-requests-reset`: an RFC 3339 time (`2024-06-27T18:25:30Z`), read by [`parse_reset_time`] as the time left until it |
+//! | provider | requests left | window resets (is full again) | window size |
+//! |---|---|---|---|
+//! | OpenAI | `x-ratelimit-remaining-requests`: an integer | `x-ratelimit-reset-requests`: a Go duration (`6m0s`, `20ms`, `0.5s`, `1h2m3.5s`), read by [`parse_go_duration`] | `x-ratelimit-limit-requests`: an integer |
+//! | Anthropic | `anthropic-ratelimit-requests-remaining`: an integer | `anthropic-ratelimit-requests-reset`: an RFC 3339 time (`2024-06-27T18:25:30Z`), read by [`parse_reset_time`] as the time left until it | `anthropic-ratelimit-requests-limit`: an integer |
 //!
-//! [`from_headers`] reads the OpenAI pair when either of its headers is
-//! there, else the Anthropic pair; [`HttpError`](crate::HttpError) keeps
+//! [`from_headers`] reads the OpenAI headers when any of them is there,
+//! else the Anthropic ones (a count, the limit included, is read by
+//! [`parse_remaining`]); [`HttpError`](crate::HttpError) keeps
 //! what it reads and gives it from
 //! [`Classify::signals`](crate::Classify::signals).
 //!
@@ -34,9 +36,11 @@
 //! let mut headers = HeaderMap::new();
 //! headers.insert("x-ratelimit-remaining-requests", "59".parse().unwrap());
 //! headers.insert("x-ratelimit-reset-requests", "1s".parse().unwrap());
+//! headers.insert("x-ratelimit-limit-requests", "60".parse().unwrap());
 //! let signals = rate_limits::from_headers(&headers);
 //! assert_eq!(signals.get_remaining(), Some(59));
 //! assert_eq!(signals.get_reset(), Some(Duration::from_secs(1)));
+//! assert_eq!(signals.get_limit(), Some(60));
 //! ```
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -48,9 +52,11 @@ const OPENAI_REMAINING: &str = "x-ratelimit-remaining-requests";
 const OPENAI_RESET: &str = "x-ratelimit-reset-requests";
 const ANTHROPIC_REMAINING: &str = "anthropic-ratelimit-requests-remaining";
 const ANTHROPIC_RESET: &str = "anthropic-ratelimit-requests-reset";
+const OPENAI_LIMIT: &str = "x-ratelimit-limit-requests";
+const ANTHROPIC_LIMIT: &str = "anthropic-ratelimit-requests-limit";
 
-/// The requests left and the time until the window resets, as a
-/// response's headers say, taking an RFC 3339 reset relative to the system
+/// The requests left, the time until the window resets and its size, as
+/// a response's headers say, taking an RFC 3339 reset relative to the system
 /// clock now. See the [module docs](self).
 #[must_use]
 pub fn from_headers(headers: &HeaderMap) -> Signals {
@@ -69,23 +75,29 @@ pub fn from_headers(headers: &HeaderMap) -> Signals {
 /// let mut headers = HeaderMap::new();
 /// headers.insert("anthropic-ratelimit-requests-remaining", "4".parse().unwrap());
 /// headers.insert("anthropic-ratelimit-requests-reset", "2024-06-27T18:25:30Z".parse().unwrap());
+/// headers.insert("anthropic-ratelimit-requests-limit", "50".parse().unwrap());
 /// let signals = rate_limits::from_headers_at(&headers, now);
 /// assert_eq!(signals.get_remaining(), Some(4));
 /// assert_eq!(signals.get_reset(), Some(Duration::from_secs(30)));
+/// assert_eq!(signals.get_limit(), Some(50));
 /// ```
 #[must_use]
 pub fn from_headers_at(headers: &HeaderMap, now: SystemTime) -> Signals {
     let text = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
-    let openai = headers.contains_key(OPENAI_REMAINING) || headers.contains_key(OPENAI_RESET);
-    let (remaining, reset) = if openai {
+    let openai = [OPENAI_REMAINING, OPENAI_RESET, OPENAI_LIMIT]
+        .iter()
+        .any(|name| headers.contains_key(*name));
+    let (remaining, reset, limit) = if openai {
         (
             text(OPENAI_REMAINING).and_then(parse_remaining),
             text(OPENAI_RESET).and_then(parse_go_duration),
+            text(OPENAI_LIMIT).and_then(parse_remaining),
         )
     } else {
         (
             text(ANTHROPIC_REMAINING).and_then(parse_remaining),
             text(ANTHROPIC_RESET).and_then(|value| parse_reset_time(value, now)),
+            text(ANTHROPIC_LIMIT).and_then(parse_remaining),
         )
     };
     let mut signals = Signals::NONE;
@@ -94,6 +106,9 @@ pub fn from_headers_at(headers: &HeaderMap, now: SystemTime) -> Signals {
     }
     if let Some(reset) = reset {
         signals = signals.reset(reset);
+    }
+    if let Some(limit) = limit {
+        signals = signals.limit(limit);
     }
     signals
 }

@@ -19,6 +19,11 @@ use std::time::Duration;
 ///   provider's headers say (`x-ratelimit-remaining-requests` /
 ///   `x-ratelimit-reset-requests`, `anthropic-ratelimit-requests-remaining`
 ///   / `-reset`): the throttle paces ahead of a 429 with them.
+/// - **`limit`**: the size of the caller's rate-limit window, the most
+///   requests it holds (`x-ratelimit-limit-requests`,
+///   `anthropic-ratelimit-requests-limit`). With it the throttle reads the
+///   window as a token bucket: `reset` is when it is full again, so it
+///   refills at `(limit − remaining) / reset`.
 ///
 /// Default: [`Signals::NONE`], nothing said.
 ///
@@ -28,6 +33,8 @@ use std::time::Duration;
 ///
 /// let signals = Signals::NONE.remaining(3).reset(Duration::from_secs(2));
 /// assert_eq!(signals.get_remaining(), Some(3));
+/// assert_eq!(signals.get_limit(), None);
+/// assert_eq!(Signals::NONE.limit(20).get_limit(), Some(20));
 /// assert!(!signals.is_overloaded());
 /// assert!(Signals::NONE.overloaded(true).is_overloaded());
 /// ```
@@ -36,6 +43,7 @@ pub struct Signals {
     overloaded: bool,
     remaining: Option<u64>,
     reset: Option<Duration>,
+    limit: Option<u64>,
 }
 
 impl Signals {
@@ -44,6 +52,7 @@ impl Signals {
         overloaded: false,
         remaining: None,
         reset: None,
+        limit: None,
     };
 
     /// Whether the provider said it is overloaded.
@@ -70,6 +79,15 @@ impl Signals {
         }
     }
 
+    /// The size of the rate-limit window: the most requests it holds.
+    #[must_use]
+    pub const fn limit(self, limit: u64) -> Self {
+        Self {
+            limit: Some(limit),
+            ..self
+        }
+    }
+
     /// Whether the provider said it is overloaded (see the type's docs).
     #[must_use]
     pub const fn is_overloaded(&self) -> bool {
@@ -88,9 +106,15 @@ impl Signals {
         self.reset
     }
 
+    /// The size of the rate-limit window, if said.
+    #[must_use]
+    pub const fn get_limit(&self) -> Option<u64> {
+        self.limit
+    }
+
     /// Whether nothing is said.
     #[must_use]
     pub const fn is_none(&self) -> bool {
-        !self.overloaded && self.remaining.is_none() && self.reset.is_none()
+        !self.overloaded && self.remaining.is_none() && self.reset.is_none() && self.limit.is_none()
     }
 }

@@ -185,6 +185,45 @@ fn openai_and_anthropic_headers_into_signals() {
 }
 
 #[test]
+fn the_limit_is_read_with_its_provider_s_pair() {
+    let openai = headers(&[
+        ("x-ratelimit-limit-requests", "60"),
+        ("x-ratelimit-remaining-requests", "59"),
+        ("x-ratelimit-reset-requests", "1s"),
+    ]);
+    assert_eq!(
+        from_headers_at(&openai, now()),
+        Signals::NONE
+            .remaining(59)
+            .reset(Duration::from_secs(1))
+            .limit(60)
+    );
+    let anthropic = headers(&[
+        ("anthropic-ratelimit-requests-limit", " 50 "),
+        ("anthropic-ratelimit-requests-remaining", "0"),
+        ("anthropic-ratelimit-requests-reset", "2024-06-27T18:26:00Z"),
+    ]);
+    assert_eq!(
+        from_headers_at(&anthropic, now()),
+        Signals::NONE
+            .remaining(0)
+            .reset(Duration::from_secs(60))
+            .limit(50)
+    );
+    // OpenAI's limit alone says it is OpenAI's: Anthropic's count is not
+    // mixed in.
+    let mixed = headers(&[
+        ("x-ratelimit-limit-requests", "99999999999999999999999"),
+        ("anthropic-ratelimit-requests-remaining", "3"),
+    ]);
+    let signals = from_headers_at(&mixed, now());
+    assert_eq!(signals, Signals::NONE.limit(u64::MAX));
+    assert!(!signals.is_none());
+    let garbled = headers(&[("x-ratelimit-limit-requests", "-1")]);
+    assert!(from_headers_at(&garbled, now()).is_none());
+}
+
+#[test]
 fn an_http_error_keeps_the_window_and_a_529_is_overloaded() {
     let window = headers(&[
         ("x-ratelimit-remaining-requests", "0"),
@@ -245,6 +284,26 @@ proptest! {
         let value = format!("{h}h{m}m{s}.{frac:03}s");
         let expected = Duration::from_secs(h * 3600 + m * 60 + s) + Duration::from_millis(u64::from(frac));
         prop_assert_eq!(parse_go_duration(&value), Some(expected));
+    }
+
+    #[test]
+    fn any_header_values_read_into_signals_never_panic(
+        limit in any::<String>(),
+        remaining in "[0-9 ]{0,25}",
+        reset in "[0-9.hmsun]{0,12}",
+    ) {
+        let mut map = HeaderMap::new();
+        for (name, value) in [
+            ("x-ratelimit-limit-requests", &limit),
+            ("x-ratelimit-remaining-requests", &remaining),
+            ("x-ratelimit-reset-requests", &reset),
+        ] {
+            if let Ok(value) = HeaderValue::from_str(value) {
+                map.insert(name, value);
+            }
+        }
+        let signals = from_headers_at(&map, now());
+        prop_assert_eq!(signals.get_limit(), parse_remaining(&limit).filter(|_| map.contains_key("x-ratelimit-limit-requests")));
     }
 
     #[test]

@@ -328,3 +328,32 @@ async fn a_429_with_none_left_holds_the_calls_then_releases_them_at_the_rate() {
     let starts = at_once(throttle, start, 3).await;
     assert_eq!(starts, vec![secs(10), secs(12), secs(14)]);
 }
+
+#[cfg(feature = "http")]
+#[tokio::test(start_paused = true)]
+async fn a_429_with_the_bucket_s_size_paces_at_its_refill_rate_without_a_cut() {
+    use tenacious_runtime::HttpError;
+
+    let throttle = fresh();
+    let start = Instant::now();
+    let mut headers = http::HeaderMap::new();
+    headers.insert("x-ratelimit-limit-requests", "20".parse().unwrap());
+    headers.insert("x-ratelimit-remaining-requests", "0".parse().unwrap());
+    headers.insert("x-ratelimit-reset-requests", "2s".parse().unwrap());
+    let error = HttpError::from_parts(http::StatusCode::TOO_MANY_REQUESTS, &headers);
+    let limited = policy(throttle)
+        .max(1)
+        .retry(|| async move { Err::<(), _>(error) })
+        .await;
+    assert!(limited.is_err());
+    // Empty, full again in 2 s: refilling 9.5 to 10 a second (20 − 0, less
+    // the part of a token `remaining` leaves unsaid, over 2 s). The calls
+    // go one refill apart, not held until the reset, and the adaptive
+    // rate stays off.
+    assert_eq!(throttle.stats().rate, None);
+    let starts = at_once(throttle, start, 3).await;
+    let spacing = Duration::from_secs_f64(1.0 / 9.75);
+    for (k, started) in (1..).zip(&starts) {
+        assert!(started.abs_diff(spacing * k) <= ms(1), "{starts:?}");
+    }
+}
