@@ -149,9 +149,8 @@ fn main() -> ExitCode {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (strategy, summary, _, wall) in &results {
         println!(
-            "| {}{} | {:.1} | {:.1} | {:.2} | {:.2} | {:.0} | {:.0} | {:.3} | {:.1} | {:.2} |",
+            "| {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.0} | {:.0} | {:.3} | {:.1} | {:.2} |",
             strategy.name(),
-            if strategy.is_stub() { " ‡" } else { "" },
             summary.goodput,
             summary.rejected,
             summary.p50,
@@ -161,12 +160,6 @@ fn main() -> ExitCode {
             summary.jain,
             summary.rps,
             wall.as_secs_f64(),
-        );
-    }
-    if results.iter().any(|(s, ..)| s.is_stub()) {
-        println!(
-            "\n‡ runs the header-pacing row's policy (cooldown + throttle) until the breaker is \
-             wired in (see `sim::policy`)"
         );
     }
 

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use tenacious::{Classify, Cooldown, ErrorClass, Jitter, Policy, Signals, Throttle};
+use tenacious::{Breaker, Classify, Cooldown, ErrorClass, Jitter, Policy, Signals, Throttle};
 use tokio::time::Instant;
 
 /// Default quota: requests per minute.
@@ -122,12 +122,6 @@ impl Strategy {
         Self::ALL.into_iter().find(|s| s.flag() == flag)
     }
 
-    /// Whether the rows of this strategy still run a stand-in for a guard
-    /// that has not landed in the library (see [`policy`]).
-    pub const fn is_stub(self) -> bool {
-        matches!(self, Self::AllGuards)
-    }
-
     /// Whether its client reads `Retry-After`: all but the naive loop.
     const fn reads_retry_after(self) -> bool {
         !matches!(self, Self::Naive)
@@ -165,8 +159,9 @@ pub struct Guards {
     pub cooldown: &'static Cooldown,
     /// The shared adaptive throttle.
     pub throttle: &'static Throttle,
-    // wired when Policy::breaker lands:
-    // pub breaker: &'static tenacious::Breaker,
+    /// The shared circuit breaker (this provider never fails but for its
+    /// quota, so it stays closed: what it costs, not what it saves).
+    pub breaker: &'static Breaker,
 }
 
 impl Guards {
@@ -176,7 +171,7 @@ impl Guards {
         Self {
             cooldown: Box::leak(Box::new(Cooldown::new())),
             throttle: Box::leak(Box::new(Throttle::new())),
-            // breaker: Box::leak(Box::new(tenacious::Breaker::new())),
+            breaker: Box::leak(Box::new(Breaker::new())),
         }
     }
 }
@@ -195,8 +190,10 @@ pub fn policy(strategy: Strategy, guards: Guards) -> Policy {
         Strategy::Throttle | Strategy::HeaderPacing => {
             BACKOFF.cooldown(guards.cooldown).throttle(guards.throttle)
         }
-        // wired when Policy::breaker lands: `.breaker(guards.breaker)`
-        Strategy::AllGuards => BACKOFF.cooldown(guards.cooldown).throttle(guards.throttle),
+        Strategy::AllGuards => BACKOFF
+            .breaker(guards.breaker)
+            .cooldown(guards.cooldown)
+            .throttle(guards.throttle),
     }
 }
 

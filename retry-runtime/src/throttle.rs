@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::backoff::saturating_nanos;
 use crate::clock::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS};
 use crate::cooldown::since_epoch;
+use crate::stats::GuardRecord;
 use crate::{Admit, AttemptResult, ErrorClass, Guard, NextAttempt, Outcome, Signals, StopReason};
 
 // The constants of the AWS SDKs' adaptive retry mode: the AWS SDKs and
@@ -177,6 +178,7 @@ pub struct Throttle {
     rate: AtomicU64,
     /// The measured send rate's bits.
     measured: AtomicU64,
+    record: GuardRecord,
 }
 
 /// What [`Throttle::stats`] reads: counts since the throttle was created,
@@ -482,7 +484,32 @@ impl Throttle {
             increases: AtomicU64::new(0),
             rate: AtomicU64::new(0),
             measured: AtomicU64::new(0),
+            record: GuardRecord::new("throttle", "throttle"),
         }
+    }
+
+    /// The name of its row in [`stats::snapshot`](crate::stats::snapshot)'s
+    /// guards table, its `tracing` events and its metrics' `guard` label.
+    /// Default: `"throttle"`.
+    ///
+    /// ```
+    /// use tenacious::Throttle;
+    ///
+    /// static OPENAI: Throttle = Throttle::new().name("openai");
+    /// assert_eq!(OPENAI.get_name(), "openai");
+    /// ```
+    #[must_use]
+    pub const fn name(self, name: &'static str) -> Self {
+        Self {
+            record: self.record.named(name),
+            ..self
+        }
+    }
+
+    /// The name set by [`name`](Throttle::name).
+    #[must_use]
+    pub const fn get_name(&self) -> &'static str {
+        self.record.name()
     }
 
     /// The least adaptive rate, in requests a second: however often the
@@ -640,6 +667,7 @@ impl Throttle {
                 > saturating_nanos(left)
         {
             self.stopped.fetch_add(1, Ordering::Relaxed);
+            self.record.stopped();
             return Admit::Stop(StopReason::Deadline);
         }
         Admit::Wait(Duration::from_nanos(wait))
@@ -725,6 +753,7 @@ impl Guard for Throttle {
             if total > saturating_nanos(left) {
                 drop(state);
                 self.stopped.fetch_add(1, Ordering::Relaxed);
+                self.record.stopped();
                 return Admit::Stop(StopReason::Deadline);
             }
         }
@@ -749,13 +778,19 @@ impl Guard for Throttle {
         }
         self.waits.fetch_add(1, Ordering::Relaxed);
         self.waited.fetch_add(extra, Ordering::Relaxed);
-        Admit::Wait(Duration::from_nanos(extra))
+        let wait = Duration::from_nanos(extra);
+        self.record.waited(wait);
+        Admit::Wait(wait)
     }
 
     /// A `RateLimited` or overloaded failure cuts the rate (and turns the
     /// throttle on); a success raises it; another failure only counts as
     /// sent; a retry not made gives back its token. Any reported window
     /// (`remaining` and `reset`) replaces the last one.
+    fn record(&self) -> Option<&GuardRecord> {
+        Some(&self.record)
+    }
+
     fn observe(&self, outcome: &Outcome) {
         let signals = outcome.signals;
         // A 429 that says where the provider's bucket stands corrects the
@@ -792,6 +827,7 @@ impl Guard for Throttle {
                 let after = state.update(at, throttled, self.min_rate, self.max_rate);
                 if throttled {
                     self.decreases.fetch_add(1, Ordering::Relaxed);
+                    self.record.changed(if was_on { "rate cut" } else { "on" });
                 } else if was_on && after > before {
                     self.increases.fetch_add(1, Ordering::Relaxed);
                 }
