@@ -278,12 +278,13 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 /// | `invalid` | a variant or the struct | `ErrorClass::Invalid`: the request is wrong (400, 422, bad model output); never retried unchanged |
 /// | `fatal` | a variant or the struct | `ErrorClass::Fatal`: a human must fix it (401, 403, bad configuration); never retried |
 /// | `transparent` | a variant or struct with one field | every method answered by that field, which must be `Classify` |
+/// | `refused` | one variant holding a `tenacious::Refused` in its one unnamed field | the variant a guard's refusal becomes: an open circuit or a cooldown the call cannot wait for stops it before its first attempt; classified as the `Refused` is (`Transient`, with its hint) |
 /// | `hint = "..."` | a variant or struct with a class | advice for the model or operator, fields interpolated |
 /// | `retry_after` | one field of a `rate_limited` case | that field, a `Duration` or `Option<Duration>`, is the server's hint |
 /// | `crate = path` | the type | where `tenacious` is, for a crate that reaches it through a re-export |
 ///
-/// Every variant of an enum carries exactly one class (`transparent`
-/// counts as one); a variant without one, or with two, is a compile error
+/// Every variant of an enum carries exactly one class (`transparent` and
+/// `refused` count as one); a variant without one, or with two, is a compile error
 /// naming it. On an enum the class is never written above the enum: the
 /// enum's own `#[classify(...)]` takes only `crate`, so adding a variant
 /// means deciding its class. On a struct, the class goes above the struct.
@@ -342,6 +343,63 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// A `transparent` case takes no `hint` (the inner error's is used) and no
 /// `retry_after`.
+///
+/// ## `refused`: the variant a guard's refusal becomes
+///
+/// A call whose policy has a guard (`breaker = ...`, `cooldown = ...`) can
+/// be stopped before its first attempt: the breaker is open, or the
+/// cooldown lasts longer than the call may wait. There is no attempt's
+/// error to return then, so the call returns its error made from a
+/// `tenacious::Refused` if the type says how (`Classify::refused`), and
+/// `#[classify(refused)]` says how: the derive adds
+/// `fn refused() -> Option<fn(Refused) -> Self> { Some(Self::Variant) }`.
+/// Without it the call makes its first attempt anyway, and its guards
+/// refuse only retries.
+///
+/// The variant holds the `Refused` in its one unnamed field (its type is
+/// checked by the compiler, so an alias works). `classify`, `retry_after`
+/// and `hint` come from that `Refused` (`Transient`, with a hint to take
+/// another route meanwhile); `variant()` is the variant's own name. It is a
+/// class of its own, so it takes no other class, no `hint` and no
+/// `retry_after`; one variant of an enum at most is `refused` (the
+/// `Refused`'s `reason()` says which guard refused). A unit variant cannot
+/// be `refused`, as it would lose that reason, nor can a struct, whose
+/// every error would then be a refusal: return `tenacious::Refused`
+/// itself for that.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use tenacious::{Breaker, Classify, ErrorClass, Refused, StopReason, retry};
+///
+/// #[derive(Debug, Classify)]
+/// enum ToolError {
+///     #[classify(transient)]
+///     Timeout,
+///     #[classify(refused)] // an open circuit, a cooldown the call cannot wait for
+///     Refused(Refused),
+/// }
+///
+/// static PROVIDER: Breaker = Breaker::new().min_throughput(2);
+///
+/// #[retry(max = 1, breaker = PROVIDER)]
+/// fn call(attempts: &AtomicU32) -> Result<(), ToolError> {
+///     attempts.fetch_add(1, Ordering::Relaxed);
+///     Err(ToolError::Timeout)
+/// }
+///
+/// let attempts = AtomicU32::new(0);
+/// for _ in 0..2 {
+///     assert!(matches!(call(&attempts), Err(ToolError::Timeout))); // opens the circuit
+/// }
+/// let Err(ToolError::Refused(refused)) = call(&attempts) else { panic!("not refused") };
+/// assert_eq!(refused.reason(), StopReason::CircuitOpen);
+/// assert_eq!(attempts.load(Ordering::Relaxed), 2); // no attempt for the refused call
+///
+/// let refused = ToolError::Refused(refused);
+/// assert_eq!(refused.classify(), ErrorClass::Transient);
+/// assert_eq!(refused.variant(), "Refused");
+/// assert!(ToolError::refused().is_some());
+/// ```
 ///
 /// ## `retry_after`: the server's hint
 ///

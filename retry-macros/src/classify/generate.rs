@@ -38,10 +38,12 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
                 let class = Ident::new(class.variant, Span::call_site());
                 Arm::plain(quote!(#private::ErrorClass::#class))
             }
-            Answer::Transparent(field) => forward(&private, field, "classify"),
+            Answer::Transparent(field) | Answer::Refused(field) => {
+                forward(&private, field, "classify")
+            }
         });
         let variant = shape.every(cases, |case| match &case.answer {
-            Answer::Own { .. } => {
+            Answer::Own { .. } | Answer::Refused(_) => {
                 let name = case.name.to_string();
                 let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
                 Arm::plain(quote!(#name))
@@ -55,7 +57,9 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
                     ..
                 } => Some(retry_after_arm(&private, field)),
                 Answer::Own { .. } => None,
-                Answer::Transparent(field) => Some(forward(&private, field, "retry_after")),
+                Answer::Transparent(field) | Answer::Refused(field) => {
+                    Some(forward(&private, field, "retry_after"))
+                }
             })
             .map(|body| {
                 quote! {
@@ -68,7 +72,9 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
             .some(&private, cases, |case| match &case.answer {
                 Answer::Own { hint: Some(hint), .. } => Some(hint_arm(&private, hint)),
                 Answer::Own { .. } => None,
-                Answer::Transparent(field) => Some(forward(&private, field, "hint")),
+                Answer::Transparent(field) | Answer::Refused(field) => {
+                    Some(forward(&private, field, "hint"))
+                }
             })
             .map(|body| {
                 quote! {
@@ -77,6 +83,7 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
                     }
                 }
             });
+        let refused = refused(derive, &private, cases);
         quote! {
             fn classify(&self) -> #private::ErrorClass {
                 #classify
@@ -86,6 +93,7 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
             fn variant(&self) -> &'static ::core::primitive::str {
                 #variant
             }
+            #refused
         }
     };
 
@@ -220,6 +228,27 @@ fn forward(private: &TokenStream, field: &FieldRef<'_>, method: &str) -> Arm {
     }
 }
 
+/// `refused()` of an enum with a `refused` variant: that variant's
+/// constructor. `Refused` is named through the crate's root, where it is
+/// public. The constructor is spanned on the field's type, so a field that
+/// is not a `Refused` is reported there.
+fn refused(derive: &Derive<'_>, private: &TokenStream, cases: &[Case<'_>]) -> Option<TokenStream> {
+    let (name, field) = cases.iter().find_map(|case| match &case.answer {
+        Answer::Refused(field) => Some((case.name, field)),
+        Answer::Own { .. } | Answer::Transparent(_) => None,
+    })?;
+    let krate = &derive.krate;
+    let mut name = name.clone();
+    name.set_span(field.ty.span());
+    let make = quote_spanned! {field.ty.span()=> Self::#name};
+    Some(quote! {
+        fn refused() -> #private::Option<fn(#krate::Refused) -> Self> {
+            let make: fn(#krate::Refused) -> Self = #make;
+            #private::Option::Some(make)
+        }
+    })
+}
+
 /// `retry_after` of the marked field, spanned on its type so a type that is
 /// not a `Duration` is reported there.
 fn retry_after_arm(private: &TokenStream, field: &FieldRef<'_>) -> Arm {
@@ -282,7 +311,9 @@ fn with_bounds(derive: &Derive<'_>, private: &TokenStream) -> Generics {
     };
     for case in derive.cases() {
         match &case.answer {
-            Answer::Transparent(field) => push(field.ty, quote!(#private::Classify)),
+            Answer::Transparent(field) | Answer::Refused(field) => {
+                push(field.ty, quote!(#private::Classify));
+            }
             Answer::Own {
                 retry_after, hint, ..
             } => {

@@ -11,6 +11,16 @@
 //! - The type of a `retry_after` field is checked by the compiler through
 //!   the runtime's `RetryAfterField` trait, not by matching its spelling, so
 //!   aliases of `Duration` work.
+//! - `refused` marks the one variant a guard's refusal becomes, and is a
+//!   class of its own (it conflicts with any other on its variant). It
+//!   forwards `classify`, `retry_after` and `hint` to its one unnamed field,
+//!   the `Refused`, but `variant()` is the variant's own name (the
+//!   distribution counts it as the user's variant, like any other), and it
+//!   adds `refused()`, the variant's constructor. A unit variant is refused:
+//!   it would drop which guard refused and leave its class to be invented.
+//!   A struct cannot be `refused`: every attempt's error would be a refusal.
+//!   The field's type is checked by the compiler (the constructor must be a
+//!   `fn(Refused) -> Self`), so aliases of `Refused` work.
 use proc_macro2::TokenStream;
 
 use crate::common::NotADependency;

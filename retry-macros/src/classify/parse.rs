@@ -54,6 +54,9 @@ pub(crate) enum Class {
     Error(&'static ErrorClassKey),
     /// Ask the only field.
     Transparent,
+    /// The variant a guard's refusal becomes: it holds the `Refused` and
+    /// answers as it does.
+    Refused,
 }
 
 impl Class {
@@ -62,13 +65,14 @@ impl Class {
         ERROR_CLASSES
             .iter()
             .map(Self::Error)
-            .chain([Self::Transparent])
+            .chain([Self::Transparent, Self::Refused])
     }
 
     pub(crate) fn key(self) -> &'static str {
         match self {
             Self::Error(class) => class.key,
             Self::Transparent => "transparent",
+            Self::Refused => "refused",
         }
     }
 
@@ -258,6 +262,12 @@ const OTHER_WORDS: &[(&[&str], &str, &str)] = &[
         ],
         "an error that asks its only field is `transparent`",
         "`#[classify(transparent)]`",
+    ),
+    (
+        &["refusal", "refuse", "circuit_open", "breaker_open"],
+        "the variant a guard's refusal becomes (an open circuit breaker, a cooldown the call \
+         cannot wait for) is `refused`",
+        "`#[classify(refused)]` on a variant holding a `tenacious::Refused`",
     ),
     (
         &[
@@ -456,6 +466,15 @@ mod tests {
     }
 
     #[test]
+    fn refused_is_a_class_word() {
+        let attrs: Vec<Attribute> = vec![parse_quote!(#[classify(transient, refused)])];
+        let read = Attrs::read(&attrs).unwrap();
+        assert!(read.word(Class::Refused).is_present());
+        let keys: Vec<&str> = read.classes_in_order().map(|(c, _)| c.key()).collect();
+        assert_eq!(keys, ["transient", "refused"]);
+    }
+
+    #[test]
     fn a_value_on_a_word_is_kept_for_validation() {
         let attrs: Vec<Attribute> = vec![parse_quote!(#[classify(transient = 1)])];
         let read = Attrs::read(&attrs).unwrap();
@@ -484,6 +503,10 @@ mod tests {
                 "`#[classify(fatal)]` or `#[classify(invalid)]`",
             ),
             ("inner", "`#[classify(transparent)]`"),
+            (
+                "circuit_open",
+                "`#[classify(refused)]` on a variant holding a `tenacious::Refused`",
+            ),
         ] {
             let word = syn::Ident::new(word, Span::call_site());
             let attrs: Vec<Attribute> = vec![parse_quote!(#[classify(#word, hint = "h")])];

@@ -43,6 +43,10 @@ pub(crate) enum Answer<'a> {
     },
     /// Every method forwards to this field.
     Transparent(FieldRef<'a>),
+    /// The variant a guard's refusal becomes: `classify`, `retry_after` and
+    /// `hint` forward to this field, the `Refused`; `variant()` is the
+    /// variant's own name.
+    Refused(FieldRef<'a>),
 }
 
 #[derive(Debug, Clone)]
@@ -101,11 +105,25 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
             let enum_has_class = attrs
                 .as_ref()
                 .is_some_and(|attrs| Class::all().any(|class| attrs.word(class).is_present()));
+            let mut first_refused: Option<&Ident> = None;
             let cases = data
                 .variants
                 .iter()
                 .filter_map(|variant| {
                     let attrs = errors.handle(Attrs::read(&variant.attrs))?;
+                    if let Some(key) = attrs.word(Class::Refused).key {
+                        match first_refused {
+                            Some(first) => errors.push(
+                                Error::custom(format!(
+                                    "only one variant can be `refused`, and `{first}` already is; \
+                                     remove this one (the `Refused`'s `reason()` says which \
+                                     guard refused)"
+                                ))
+                                .with_span(&key),
+                            ),
+                            None => first_refused = Some(&variant.ident),
+                        }
+                    }
                     if let Some(krate) = &attrs.krate {
                         errors.push(
                             Error::custom(format!(
@@ -158,13 +176,18 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
 fn reject_class_keys(attrs: &Attrs, name: &Ident, errors: &mut Errors) {
     for class in Class::all() {
         if let Some(key) = attrs.word(class).key {
-            errors.push(
-                Error::custom(format!(
+            let message = if class == Class::Refused {
+                format!(
+                    "`refused` goes on one variant, the one a guard's refusal becomes: move it \
+                     onto the variant of `{name}` that holds the `tenacious::Refused`"
+                )
+            } else {
+                format!(
                     "on an enum the class goes on each variant: move `{}` onto the variants of `{name}`",
                     class.key()
-                ))
-                .with_span(&key),
-            );
+                )
+            };
+            errors.push(Error::custom(message).with_span(&key));
         }
     }
     if let Some(hint) = &attrs.hint {
@@ -262,6 +285,38 @@ fn case<'a>(
                 }
             }
         }
+        Class::Refused => {
+            let key = attrs
+                .word(Class::Refused)
+                .key
+                .unwrap_or_else(Span::call_site);
+            if let Position::Struct = position {
+                errors.push(
+                    Error::custom(format!(
+                        "`refused` goes on a variant: it marks the variant of an error enum that \
+                         a guard's refusal becomes, and a struct has no other variant for its \
+                         attempts' errors; make `{name}` an enum with a \
+                         `#[classify(refused)] Refused(tenacious::Refused)` variant, or return \
+                         `tenacious::Refused` itself"
+                    ))
+                    .with_span(&key),
+                );
+                return None;
+            }
+            if let Some(value) = &attrs.hint {
+                errors.push(
+                    Error::custom(format!(
+                        "`refused` takes the hint from the `Refused` it holds; remove `hint` \
+                         or classify `{name}` itself"
+                    ))
+                    .with_span(&value.0),
+                );
+            }
+            if let Some(field) = &retry_after {
+                errors.push(retry_after_wrong_class(name, Class::Refused, field.1));
+            }
+            Answer::Refused(refused_field(name, key, fields, errors)?)
+        }
         Class::Error(class) => {
             let retry_after = match retry_after {
                 Some((_, key)) if class.key != parse::HINTED => {
@@ -278,6 +333,68 @@ fn case<'a>(
         }
     };
     (errors.len() == before).then_some(Case { name, answer })
+}
+
+/// The one unnamed field of a `refused` variant, which holds the guard's
+/// `Refused`. Its type is checked by the compiler: `refused()` hands the
+/// variant's constructor a `Refused`.
+fn refused_field<'a>(
+    name: &Ident,
+    key: Span,
+    fields: &'a Fields,
+    errors: &mut Errors,
+) -> Option<FieldRef<'a>> {
+    let hold = format!("write `{name}(tenacious::Refused)`");
+    let no_field = || {
+        Error::custom(format!(
+            "`refused` makes `{name}` from the guard's `Refused`, but `{name}` has no field to \
+             hold it (and would lose which guard refused); {hold}"
+        ))
+        .with_span(&key)
+    };
+    match fields {
+        Fields::Unnamed(unnamed) => {
+            let mut members = unnamed.unnamed.iter().zip(fields.members());
+            let Some((field, member)) = members.next() else {
+                errors.push(no_field());
+                return None;
+            };
+            if let Some((extra, _)) = members.next() {
+                errors.push(
+                    Error::custom(format!(
+                        "a `refused` variant holds exactly one field, the guard's `Refused`, but \
+                         `{name}` has {}; remove this field: {hold}",
+                        unnamed.unnamed.len()
+                    ))
+                    .with_span(&extra.ty),
+                );
+                return None;
+            }
+            Some(FieldRef {
+                member,
+                ty: &field.ty,
+            })
+        }
+        Fields::Named(named) => {
+            let span = named
+                .named
+                .first()
+                .and_then(|field| field.ident.as_ref())
+                .map_or_else(|| named.brace_token.span.join(), |ident| ident.span());
+            errors.push(
+                Error::custom(format!(
+                    "a `refused` variant holds the guard's `Refused` in its one unnamed field, \
+                     not in named fields; {hold}"
+                ))
+                .with_span(&span),
+            );
+            None
+        }
+        Fields::Unit => {
+            errors.push(no_field());
+            None
+        }
+    }
 }
 
 fn reject_value(word: Word, key: &str, errors: &mut Errors) {
@@ -313,7 +430,11 @@ fn one_class(
             errors.push(
                 Error::custom(format!(
                     "{what} `{name}` has no error class; add one of {} {place}",
-                    or_list(Class::all().map(|class| format!("`#[classify({})]`", class.key())))
+                    or_list(
+                        Class::all()
+                            .filter(|class| *class != Class::Refused)
+                            .map(|class| format!("`#[classify({})]`", class.key()))
+                    )
                 ))
                 .with_span(name),
             );
@@ -364,7 +485,13 @@ fn retry_after_field<'a>(fields: &'a Fields, errors: &mut Errors) -> Option<(Fie
         let place = "goes on the variant or struct, not on a field";
         for class in Class::all() {
             if let Some(key) = attrs.word(class).key {
-                errors.push(Error::custom(format!("`{}` {place}", class.key())).with_span(&key));
+                let message = if class == Class::Refused {
+                    "`refused` goes on the variant that holds the `Refused`, not on a field"
+                        .to_owned()
+                } else {
+                    format!("`{}` {place}", class.key())
+                };
+                errors.push(Error::custom(message).with_span(&key));
             }
         }
         if let Some(hint) = &attrs.hint {
