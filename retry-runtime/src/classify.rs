@@ -138,7 +138,8 @@ pub trait Classify {
     /// [`Refused`](crate::Refused)): `Some(make)` and the call returns
     /// `Err(make(refused))` without an attempt. `None` (the default): the
     /// call makes its first attempt anyway, and its guards refuse only its
-    /// retries.
+    /// retries. `#[derive(Classify)]` writes it for the variant marked
+    /// `#[classify(refused)]`, which holds the `Refused`; by hand:
     ///
     /// ```
     /// use tenacious::{Classify, ErrorClass, Refused};

@@ -357,3 +357,67 @@ async fn a_429_with_the_bucket_s_size_paces_at_its_refill_rate_without_a_cut() {
         assert!(started.abs_diff(spacing * k) <= ms(1), "{starts:?}");
     }
 }
+
+/// `n` calls at once through `throttle`, each attempt answered after
+/// `answer` (a success reporting `report` through `Throttle::report`, if
+/// given): when each call's first attempt started.
+async fn fleet_start(
+    throttle: &'static Throttle,
+    n: usize,
+    answer: Duration,
+    report: Option<Signals>,
+) -> Vec<Duration> {
+    let start = Instant::now();
+    let mut calls = JoinSet::new();
+    for _ in 0..n {
+        calls.spawn(async move {
+            let mut started = None;
+            let _ = policy(throttle)
+                .retry(|| {
+                    started.get_or_insert(start.elapsed());
+                    async move {
+                        tokio::time::sleep(answer).await;
+                        if let Some(report) = report {
+                            throttle.report(report);
+                        }
+                        Ok::<_, Fault>(())
+                    }
+                })
+                .await;
+            started.unwrap()
+        });
+    }
+    let mut starts = calls.join_all().await;
+    starts.sort();
+    starts
+}
+
+#[tokio::test(start_paused = true)]
+async fn probing_first_holds_a_fleet_for_the_first_answer_then_paces_it_by_the_window() {
+    // Without it, all go at once.
+    let starts = fleet_start(fresh(), 5, ms(50), None).await;
+    assert_eq!(starts, [Duration::ZERO; 5]);
+
+    // With it: one goes; the others ask again every 20 ms and go once its
+    // answer came (at 50 ms).
+    let probing = Box::leak(Box::new(Throttle::new().probe_first(secs(1))));
+    let starts = fleet_start(probing, 5, ms(50), None).await;
+    assert_eq!(starts, [ms(0), ms(60), ms(60), ms(60), ms(60)]);
+
+    // The answer's window paces the rest: 1 of a bucket of 2 left, full
+    // again in 1 s: one start now, then one a second.
+    let window = Signals::NONE.limit(2).remaining(1).reset(secs(1));
+    let probing = Box::leak(Box::new(Throttle::new().probe_first(secs(1))));
+    let starts = fleet_start(probing, 4, ms(50), Some(window)).await;
+    assert_eq!(starts[0], ms(0));
+    assert_eq!(starts[1], ms(60), "the one left in the bucket");
+    assert!(
+        starts.windows(2).skip(1).all(|w| w[1] - w[0] >= ms(900)),
+        "then paced at the bucket's rate: {starts:?}"
+    );
+
+    // An answer that does not come in time: the others go after the wait.
+    let probing = Box::leak(Box::new(Throttle::new().probe_first(ms(300))));
+    let starts = fleet_start(probing, 3, secs(5), None).await;
+    assert_eq!(starts, [ms(0), ms(300), ms(300)]);
+}
