@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use ::http::{HeaderMap, Response, StatusCode};
 
-use crate::{Classify, ErrorClass, Signals, rate_limits, retry_after};
+use crate::{Classify, ErrorClass, Signals, StopReason, rate_limits, retry_after};
 
 /// The header some APIs (OpenAI, Anthropic) send to overrule the status code's
 /// usual retry advice.
@@ -175,6 +175,9 @@ pub struct HttpError {
     retry_after: Option<Duration>,
     should_retry: Option<bool>,
     signals: Signals,
+    /// Why a guard refused the call before its first attempt, for an
+    /// error made from a [`Refused`](crate::Refused) (no response).
+    refused: Option<StopReason>,
 }
 
 /// Anthropic's (and others') "overloaded": the provider as a whole is
@@ -191,7 +194,37 @@ impl HttpError {
             retry_after: None,
             should_retry: None,
             signals: Signals::NONE.overloaded(status.as_u16() == OVERLOADED),
+            refused: None,
         }
+    }
+
+    /// The error of a call a guard stopped before its first attempt (an
+    /// open circuit, a cooldown it cannot wait for): no request was sent.
+    /// Its status is 503 Service Unavailable, as a gateway would answer;
+    /// [`refused`](Self::refused) says why; `Transient`, with the
+    /// refusal's hint. What `Classify::refused` makes for `HttpError`.
+    ///
+    /// ```
+    /// use tenacious::{Classify, ErrorClass, HttpError, Refused, StopReason};
+    ///
+    /// let error = HttpError::from_refused(Refused::new(StopReason::CircuitOpen));
+    /// assert_eq!(error.refused(), Some(StopReason::CircuitOpen));
+    /// assert_eq!(error.classify(), ErrorClass::Transient);
+    /// assert_eq!(error.to_string(), "refused before the first attempt (circuit open)");
+    /// ```
+    #[must_use]
+    pub const fn from_refused(refused: crate::Refused) -> Self {
+        Self {
+            refused: Some(refused.reason()),
+            ..Self::new(StatusCode::SERVICE_UNAVAILABLE)
+        }
+    }
+
+    /// Why a guard refused the call before its first attempt, if this
+    /// error says so (see [`from_refused`](Self::from_refused)).
+    #[must_use]
+    pub const fn refused(&self) -> Option<StopReason> {
+        self.refused
     }
 
     /// Reads a response's status and headers, taking an HTTP-date
@@ -212,6 +245,7 @@ impl HttpError {
             should_retry: should_retry(headers),
             signals: rate_limits::from_headers_at(headers, now)
                 .overloaded(status.as_u16() == OVERLOADED),
+            refused: None,
         }
     }
 
@@ -293,6 +327,9 @@ impl HttpError {
 
 impl Classify for HttpError {
     fn classify(&self) -> ErrorClass {
+        if self.refused.is_some() {
+            return ErrorClass::Transient;
+        }
         let class = match (self.should_retry, self.status.classify()) {
             (Some(false), class) if is_retryable(class) => ErrorClass::Invalid,
             (Some(true), class) if !is_retryable(class) => ErrorClass::Transient,
@@ -309,6 +346,9 @@ impl Classify for HttpError {
     }
 
     fn hint(&self) -> Option<Cow<'static, str>> {
+        if let Some(reason) = self.refused {
+            return crate::Refused::new(reason).hint();
+        }
         if self.server_refused_retry() {
             return Some(Cow::Borrowed(
                 "the server asked not to retry this request; change it or try another route",
@@ -324,6 +364,11 @@ impl Classify for HttpError {
     fn signals(&self) -> Signals {
         self.signals
     }
+
+    /// [`HttpError::from_refused`].
+    fn refused() -> Option<fn(crate::Refused) -> Self> {
+        Some(Self::from_refused)
+    }
 }
 
 impl From<StatusCode> for HttpError {
@@ -334,6 +379,9 @@ impl From<StatusCode> for HttpError {
 
 impl fmt::Display for HttpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(reason) = self.refused {
+            return write!(f, "refused before the first attempt ({reason})");
+        }
         write!(f, "HTTP {}", self.status)?;
         if let Some(wait) = self.retry_after {
             write!(f, " (retry after {wait:?})")?;

@@ -12,9 +12,9 @@ use crate::{Classify, ErrorClass, StopReason};
 ///
 /// There is no attempt's error to return then, so the call returns its
 /// error type made from this one, if the type says how
-/// ([`Classify::refused`]: `io::Error` and `Failure<E>` of such an `E`
-/// do, and so does an error of your own that holds one, as the example
-/// there shows). An error type that cannot say
+/// ([`Classify::refused`]: `io::Error`, `HttpError` and `Failure<E>` of
+/// such an `E` do, and so does an enum deriving `Classify` with a
+/// `#[classify(refused)]` variant holding the `Refused`). An error type that cannot say
 /// it makes its first attempt anyway, and its guards refuse only retries.
 ///
 /// Classified [`Transient`](ErrorClass::Transient) (the guard expects to
