@@ -15,8 +15,9 @@ use crate::{Admit, AttemptResult, ErrorClass, Guard, NextAttempt, Outcome, StopR
 ///
 /// - **Closed by a hint, never shortened.** A `RateLimited` error whose
 ///   `retry_after()` is `h` closes it until `now + h`; a later, shorter
-///   hint leaves the later time. A zero hint, or another class, does not
-///   close it.
+///   hint leaves the later time. A zero hint, another class, or an
+///   overload (a 529: the provider's trouble, not the caller's quota) does
+///   not close it.
 /// - **Waited for before each attempt.** A call asks it before its first
 ///   attempt and when it decides each retry; the wait is beyond what the
 ///   call already plans (its backoff and hint), outside the attempt's
@@ -210,7 +211,10 @@ impl Guard for Cooldown {
     }
 
     /// A `RateLimited` error with a non-zero hint closes it until then,
-    /// unless it is closed until later already.
+    /// unless it is closed until later already. An overload (the provider
+    /// as a whole refusing work, [`Signals::is_overloaded`](crate::Signals::is_overloaded))
+    /// does not: it is the throttle's and the breaker's to hear, and the
+    /// call's own hint still holds that call.
     fn observe(&self, outcome: &Outcome) {
         if let AttemptResult::Failure {
             class: ErrorClass::RateLimited,
@@ -218,6 +222,7 @@ impl Guard for Cooldown {
             ..
         } = outcome.result
             && !hint.is_zero()
+            && !outcome.signals.is_overloaded()
         {
             let now = since_epoch(outcome.now);
             let until = now.saturating_add(saturating_nanos(hint));

@@ -5,7 +5,9 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use tenacious_runtime::{Classify, Cooldown, ErrorClass, Failure, Jitter, Policy, StopReason};
+use tenacious_runtime::{
+    Classify, Cooldown, ErrorClass, Failure, Jitter, Policy, Signals, StopReason,
+};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -14,19 +16,26 @@ enum Fault {
     Transient,
     TransientHinted(Duration),
     RateLimited(Duration),
+    /// A 529 with `Retry-After`: rate-limited class, but an overload.
+    Overloaded(Duration),
 }
 
 impl Classify for Fault {
     fn classify(&self) -> ErrorClass {
         match self {
             Fault::Transient | Fault::TransientHinted(_) => ErrorClass::Transient,
-            Fault::RateLimited(_) => ErrorClass::RateLimited,
+            Fault::RateLimited(_) | Fault::Overloaded(_) => ErrorClass::RateLimited,
         }
+    }
+    fn signals(&self) -> Signals {
+        Signals::NONE.overloaded(matches!(self, Fault::Overloaded(_)))
     }
     fn retry_after(&self) -> Option<Duration> {
         match self {
             Fault::Transient => None,
-            Fault::TransientHinted(hint) | Fault::RateLimited(hint) => Some(*hint),
+            Fault::TransientHinted(hint) | Fault::RateLimited(hint) | Fault::Overloaded(hint) => {
+                Some(*hint)
+            }
         }
     }
 }
@@ -35,13 +44,13 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-/// 3 attempts, fixed 10 ms backoff, guarded by `cooldown`.
+/// 3 attempts, fixed 10 ms backoff, waiting for `cooldown`.
 fn policy(cooldown: &'static Cooldown) -> Policy {
     Policy::new()
         .max(3)
         .base(ms(10))
         .jitter(Jitter::None)
-        .guard(cooldown)
+        .cooldown(cooldown)
 }
 
 /// One call through `policy` answering `results` in turn; when each
@@ -210,4 +219,15 @@ async fn only_a_rate_limit_hint_closes_it() {
     assert_eq!(starts, [ms(0), ms(3010)]);
     let (out, starts) = call(policy(cooldown), Instant::now(), vec![Ok(2)]).await;
     assert_eq!((out.unwrap(), starts), (2, vec![ms(0)]));
+    // Nor does an overload's: the provider's trouble, not the quota's.
+    let (out, starts) = call(
+        policy(cooldown),
+        Instant::now(),
+        vec![Err(Fault::Overloaded(Duration::from_secs(3))), Ok(3)],
+    )
+    .await;
+    assert_eq!((out.unwrap(), starts), (3, vec![ms(0), ms(3010)]));
+    assert!(!cooldown.is_closed());
+    let (out, starts) = call(policy(cooldown), Instant::now(), vec![Ok(4)]).await;
+    assert_eq!((out.unwrap(), starts), (4, vec![ms(0)]));
 }
