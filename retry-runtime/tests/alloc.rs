@@ -4,7 +4,8 @@
 //! the attempts read their context and key and run under a timeout, a
 //! deadline and a retry budget; nor when the policy counts its calls in a
 //! statistics record, from the record's first use on (which joins it to the
-//! registry).
+//! registry); nor under every provider guard, closed, throttling and
+//! waiting.
 use std::cell::Cell;
 use std::time::Duration;
 
@@ -213,4 +214,76 @@ fn the_counter_sees_allocations() {
         std::hint::black_box(vec![1u8; 16])
     }));
     assert!(allocations >= 1, "across an await too");
+}
+
+/// A rate-limit answer with a hint: closes a cooldown, turns a throttle on.
+#[derive(Debug, PartialEq)]
+struct Limited;
+
+impl Classify for Limited {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::RateLimited
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        Some(Duration::from_millis(5))
+    }
+}
+
+static PROVIDER_COOLDOWN: tenacious_runtime::Cooldown = tenacious_runtime::Cooldown::new();
+/// A high least rate, so its waits on this blocking test's real clock stay
+/// in milliseconds.
+static PROVIDER_THROTTLE: tenacious_runtime::Throttle =
+    tenacious_runtime::Throttle::new().min_rate(1000.0);
+static PROVIDER_BREAKER: tenacious_runtime::Breaker = tenacious_runtime::Breaker::new();
+static PROVIDER_BUDGET: RetryBudget = RetryBudget::new();
+
+/// Every provider guard, and the budget.
+const PROVIDER: Policy = Policy::new()
+    .max(4)
+    .base(Duration::ZERO)
+    .jitter(Jitter::None)
+    .breaker(&PROVIDER_BREAKER)
+    .cooldown(&PROVIDER_COOLDOWN)
+    .throttle(&PROVIDER_THROTTLE)
+    .budget(&PROVIDER_BUDGET);
+
+#[test]
+fn the_provider_guards_do_not_allocate() {
+    let transient = |calls: &Cell<u32>, failures: u32| op(calls, failures);
+    let limited = |calls: &Cell<u32>| {
+        calls.set(calls.get() + 1);
+        if calls.get() == 1 {
+            Err(Limited)
+        } else {
+            Ok(calls.get())
+        }
+    };
+    // Warm-up: the guards' records join the registry, the RNG is seeded.
+    let calls = Cell::new(0);
+    assert_eq!(PROVIDER.retry_blocking(|| transient(&calls, 2)), Ok(3));
+
+    let calls = Cell::new(0);
+    let (result, allocations) = allocations_in(|| PROVIDER.retry_blocking(|| transient(&calls, 0)));
+    assert_eq!(
+        (result, allocations),
+        (Ok(1), 0),
+        "happy path, every guard asked"
+    );
+
+    let calls = Cell::new(0);
+    let (result, allocations) = allocations_in(|| PROVIDER.retry_blocking(|| transient(&calls, 2)));
+    assert_eq!((result, allocations), (Ok(3), 0), "two transient retries");
+
+    // A 429 closes the cooldown and turns the throttle on: the retry and
+    // the calls after it wait for both, and the lock, the bucket and the
+    // waits allocate nothing either.
+    for round in 0..3 {
+        let calls = Cell::new(0);
+        let (result, allocations) = allocations_in(|| PROVIDER.retry_blocking(|| limited(&calls)));
+        assert_eq!(
+            (result, allocations),
+            (Ok(2), 0),
+            "rate-limited, round {round}"
+        );
+    }
 }
