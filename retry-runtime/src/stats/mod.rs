@@ -76,6 +76,11 @@
 //! exception: calls that run while it zeroes the counters can leave them
 //! off by those calls until the next reset.
 //!
+//! A call a provider guard refused before its first attempt (an open
+//! breaker, a cooldown it could not wait for) made no attempt, and is not
+//! counted here: the guard counts it, in its row of [`Snapshot::guards`]
+//! (`stopped`).
+//!
 //! The same record feeds the `tracing` events and the `metrics` of the
 //! features of those names: a call without a record (a `#[retry(stats =
 //! false)]` fn, a [`Policy`](crate::Policy) not given one) is not observed
