@@ -759,6 +759,23 @@ fn fn_path(key: &str, value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
     }
 }
 
+impl Args {
+    /// The shared `static`s the attribute names, by key and as the
+    /// `Policy` builder of that name takes them, in the order the builders
+    /// are written.
+    pub(super) fn statics(&self) -> impl Iterator<Item = (&'static str, &ExprPath)> {
+        [
+            ("budget", &self.budget),
+            ("breaker", &self.breaker),
+            ("cooldown", &self.cooldown),
+            ("throttle", &self.throttle),
+            ("guard", &self.guard),
+        ]
+        .into_iter()
+        .filter_map(|(name, path)| path.as_ref().map(|path| (name, path)))
+    }
+}
+
 /// The value of `budget`, `breaker`, `cooldown`, `throttle` or `guard`: the path of `what`, declared as
 /// `declare` shows.
 fn static_path(

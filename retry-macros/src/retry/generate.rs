@@ -62,10 +62,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     // fns drop it first: during their backoff the future holds tokio's
     // `Sleep` and nothing beside it.
     // So does a fn with a guard, which may stop the call after the wait.
-    let guarded = args.breaker.is_some()
-        || args.cooldown.is_some()
-        || args.throttle.is_some()
-        || args.guard.is_some();
+    let guarded = args.statics().any(|(name, _)| name != "budget");
     let held = !shape.is_async || args.deadline.is_some() || guarded;
     // The guards are asked before the first attempt (`pace_first`, which
     // returns the call's error made from a refusal, if its type can say
@@ -426,31 +423,13 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
     duration(&mut policy, "max_retry_after", &args.max_retry_after);
     duration(&mut policy, "timeout", &args.timeout);
     duration(&mut policy, "deadline", &args.deadline);
-    if let Some(budget) = &args.budget {
-        // On the path: a path that is not a `static RetryBudget` is a type
-        // error there.
-        let (span, _) = first_and_last_span(budget);
-        policy.extend(quote_spanned!(span=> .budget(&#budget)));
-    }
-    if let Some(breaker) = &args.breaker {
-        let (span, _) = first_and_last_span(breaker);
-        policy.extend(quote_spanned!(span=> .breaker(&#breaker)));
-    }
-    if let Some(cooldown) = &args.cooldown {
-        // On the path: a path that is not a `static Cooldown` is a type
-        // error there.
-        let (span, _) = first_and_last_span(cooldown);
-        policy.extend(quote_spanned!(span=> .cooldown(&#cooldown)));
-    }
-    if let Some(throttle) = &args.throttle {
-        let (span, _) = first_and_last_span(throttle);
-        policy.extend(quote_spanned!(span=> .throttle(&#throttle)));
-    }
-    if let Some(guard) = &args.guard {
-        // On the path: a path that is not a `static` implementing `Guard`
-        // is a type error there.
-        let (span, _) = first_and_last_span(guard);
-        policy.extend(quote_spanned!(span=> .guard(&#guard)));
+    // Each shared `static` on its path: a path that is not a `static` of
+    // the builder's type (`RetryBudget`, `Breaker`, ...; for `guard`, one
+    // implementing `Guard`) is a type error there.
+    for (name, path) in args.statics() {
+        let (span, _) = first_and_last_span(path);
+        let builder = runtime_ident(name);
+        policy.extend(quote_spanned!(span=> .#builder(&#path)));
     }
     if let Some(nested) = args.nested {
         let variant = runtime_ident(nested.runtime);
