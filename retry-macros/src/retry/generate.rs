@@ -428,7 +428,8 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
     // implementing `Guard`) is a type error there.
     for (name, path) in args.statics() {
         let (span, _) = first_and_last_span(path);
-        let builder = runtime_ident(name);
+        // The builder's name on the path too, so the whole call is there.
+        let builder = syn::Ident::new(name, span);
         policy.extend(quote_spanned!(span=> .#builder(&#path)));
     }
     if let Some(nested) = args.nested {
