@@ -64,10 +64,12 @@ async fn each_guard_counts_its_waits_stops_and_changes_under_its_name() {
 
     // Four transient failures open the breaker: one change; the next call
     // is stopped.
+    static BREAKING: stats::CallStats = stats::CallStats::new("breaking");
     let breaking = Policy::new()
         .max(1)
         .jitter(Jitter::None)
-        .breaker(&ANTHROPIC);
+        .breaker(&ANTHROPIC)
+        .stats(&BREAKING);
     for _ in 0..4 {
         let _ = breaking
             .retry(|| async { Err::<(), _>(Fault::Transient) })
