@@ -12,7 +12,27 @@
 //! cargo run --release --example fleet                      # 64 workers, 10 min
 //! cargo run --release --example fleet -- --penalty --minutes 40
 //! cargo run --release --example fleet -- --workers 10000 --runs 1
+//! cargo run --release --example fleet -- --outage 3-5          # what the breaker saves
 //! ```
+//!
+//! With `--outage 3-5` (measured, 3 runs from seed 1): the naive loop
+//! sends the dead provider 7 400 requests, backoff + jitter 460 (its
+//! waits grow to the 60 s cap: it never burns its 20 attempts in two
+//! minutes); the throttle, which hears overloads too, sheds to its least
+//! rate (0.5 a second, 67 requests), and all guards send as many: the
+//! breaker opens only once the window's 30 s of successes are outvoted,
+//! and the calls queued in the throttle had passed it before it opened (it
+//! is not asked again after the throttle's wait). What it adds is that
+//! calls stop at once (p99 20 s instead of 131 s) and the agents switch
+//! route; it costs the recovery (back to 90 % of quota 15 s after the
+//! outage instead of 6 s: its 15 s open period). Alone on the anchor
+//! (`backoff + breaker`) it cuts the anchor's retries once open (to the
+//! calls already in their backoff, and a probe every 15 s), after a storm
+//! in the outage's first 20 s (258 requests in all). A longer
+//! outage (`--minutes 12 --outage 3-9`) does show all guards sending half
+//! header pacing's requests (91 against 187), but the throttle then stays
+//! at its least rate for over a minute after the breaker closes (back to
+//! 90 % after 73 s, header pacing 8 s).
 //!
 //! Flags:
 //!
@@ -21,10 +41,20 @@
 //!   charged to the bucket, which goes into debt);
 //! - `--seed S` (default 1): run `i` uses `S + i`; `--runs R` (default 3);
 //! - `--strategy NAME`: only `naive`, `backoff`, `cooldown`, `throttle`,
-//!   `headers` or `all` (default: every one, side by side);
+//!   `headers`, `all` or `breaker` (default: every one but `breaker`, side
+//!   by side; with `--outage`, `breaker` too: the anchor plus the breaker
+//!   alone, without the throttle);
 //! - `--rpm N`, `--burst N`: the quota (default 600, 20);
+//! - `--outage START-END` (virtual minutes, e.g. `3-5`; default none): the
+//!   provider is down then, answering every request overloaded (a 529,
+//!   `Transient`, no header). The table then adds the requests sent during
+//!   it, the calls refused before their first attempt (the open breaker's:
+//!   the task switched route), the goodput in the minute after it and how
+//!   long after it a 10 s window is back at 90 % of quota; the windows of
+//!   goodput over time are before, during, the minute after, and the rest;
 //! - `--svg PATH`: where the chart of requests/s and 429s/s goes (default
-//!   `target/fleet.svg`; `--svg none` for no chart).
+//!   `target/fleet.svg`; `--svg none` for no chart; with an outage the
+//!   lower panel counts 529s with the 429s).
 
 use std::error::Error;
 use std::process::ExitCode;
@@ -53,8 +83,8 @@ struct Args {
 }
 
 const USAGE: &str = "usage: fleet [--workers N] [--minutes M] [--penalty] [--seed S] [--runs R] \
-                     [--strategy naive|backoff|cooldown|throttle|headers|all] \
-                     [--rpm N] [--burst N] [--svg PATH|none]";
+                     [--strategy naive|backoff|cooldown|throttle|headers|all|breaker] \
+                     [--rpm N] [--burst N] [--outage START-END] [--svg PATH|none]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -105,8 +135,34 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or_else(|| format!("unknown strategy {value:?}\n{USAGE}"))?;
                 args.strategies = vec![strategy];
             }
+            "--outage" => {
+                let (from, to) = value
+                    .split_once('-')
+                    .ok_or_else(|| format!("{flag}: {value:?} is not START-END (minutes)"))?;
+                let (from, to) = (number(from)?, number(to)?);
+                if from >= to {
+                    return Err(format!("{flag}: {value:?} ends before it starts"));
+                }
+                let minute = Duration::from_secs(60);
+                args.config = args.config.outage(
+                    minute * u32::try_from(from).map_err(|e| format!("{flag}: {e}"))?,
+                    minute * u32::try_from(to).map_err(|e| format!("{flag}: {e}"))?,
+                );
+            }
             "--svg" => args.svg = (value != "none").then_some(value),
             _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
+        }
+    }
+    if let Some((_, to)) = args.config.outage {
+        if to > args.config.duration {
+            return Err(format!(
+                "--outage ends after the run's {} min",
+                args.config.duration.as_secs() / 60
+            ));
+        }
+        // The breaker alone too, beside the anchor, unless one was asked.
+        if args.strategies == Strategy::ALL {
+            args.strategies.push(Strategy::Breaker);
         }
     }
     Ok(args)
@@ -123,7 +179,7 @@ fn main() -> ExitCode {
     let config = args.config;
     let minutes = config.duration.as_secs() / 60;
     println!(
-        "{} workers × {minutes} virtual min, quota {} req/min (burst {}){}; demand ≈ {:.0} req/s \
+        "{} workers × {minutes} virtual min, quota {} req/min (burst {}){}{}; demand ≈ {:.0} req/s \
          = {:.1}× quota; {} run(s) from seed {}\n",
         config.workers,
         config.rpm,
@@ -133,6 +189,11 @@ fn main() -> ExitCode {
         } else {
             ""
         },
+        config.outage.map_or_else(String::new, |(from, to)| format!(
+            ", provider down {}–{} min (every request answered overloaded)",
+            minutes_label(from),
+            minutes_label(to)
+        )),
         config.demand(),
         config.demand() / (f64::from(config.rpm) / 60.0),
         args.runs,
@@ -143,13 +204,36 @@ fn main() -> ExitCode {
     let results = run_all(&args);
     let wall = started.elapsed();
 
+    // The outage's columns only with one: without, the table is as it was.
+    let outage = config.outage.is_some();
     println!(
-        "| strategy | goodput (% quota) | 429s (% req) | p50 call (s) | p99 call (s) | tasks | calls given up | Jain | req/s | wall (s) |"
+        "| strategy | goodput (% quota) | 429s (% req) | p50 call (s) | p99 call (s) | tasks | calls given up | Jain | req/s | wall (s) |{}",
+        if outage {
+            " req in outage | switched route | goodput 1 min after (% quota) | back to 90 % after (s) |"
+        } else {
+            ""
+        }
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|{}",
+        if outage { "---:|---:|---:|---:|" } else { "" }
+    );
     for (strategy, summary, _, wall) in &results {
+        let extra = if outage {
+            format!(
+                " {:.0} | {:.0} | {:.1} | {} |",
+                summary.outage_requests,
+                summary.refused,
+                summary.after,
+                summary
+                    .recovered
+                    .map_or_else(|| "never".to_owned(), |s| format!("{s:.1}")),
+            )
+        } else {
+            String::new()
+        };
         println!(
-            "| {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.0} | {:.0} | {:.3} | {:.1} | {:.2} |",
+            "| {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.0} | {:.0} | {:.3} | {:.1} | {:.2} |{extra}",
             strategy.name(),
             summary.goodput,
             summary.rejected,
@@ -162,12 +246,36 @@ fn main() -> ExitCode {
             wall.as_secs_f64(),
         );
     }
+    if outage {
+        println!(
+            "\nreq in outage: requests the provider received while down (all answered 529). \
+             switched route: calls the open breaker refused before their first attempt (the \
+             task goes elsewhere; not counted in tasks). back to 90 %: from the outage's end \
+             to the first {} s window serving 90 % of quota (mean of the runs).",
+            sim::RECOVERED.as_secs()
+        );
+    }
 
-    // Goodput in four windows of the run (seed's first run): how it holds.
+    // Goodput in four windows of the run (seed's first run): how it holds;
+    // with an outage, before it, during it, the minute after, and the rest.
     let window = config.duration / 4;
     let rps = f64::from(config.rpm) / 60.0;
     println!("\ngoodput (% quota) over time, first run:\n");
-    let edges: Vec<_> = (0..4u32).map(|i| (window * i, window * (i + 1))).collect();
+    let edges: Vec<_> = match config.outage {
+        Some((from, to)) => {
+            let next = (to + Duration::from_secs(60)).min(config.duration);
+            [
+                (Duration::ZERO, from),
+                (from, to),
+                (to, next),
+                (next, config.duration),
+            ]
+            .into_iter()
+            .filter(|(a, b)| a < b)
+            .collect()
+        }
+        None => (0..4u32).map(|i| (window * i, window * (i + 1))).collect(),
+    };
     let head: String = edges
         .iter()
         .map(|(a, b)| format!(" {}–{} min |", minutes_label(*a), minutes_label(*b)))
@@ -248,7 +356,15 @@ fn chart(
     args: &Args,
     results: &[(Strategy, Summary, Outcome, Duration)],
 ) -> Result<(), Box<dyn Error>> {
-    let colors = [RED, BLACK, BLUE, GREEN, MAGENTA, CYAN];
+    let colors = [
+        RED,
+        BLACK,
+        BLUE,
+        GREEN,
+        MAGENTA,
+        CYAN,
+        RGBColor(255, 140, 0),
+    ];
     let config = args.config;
     let minutes = config.duration.as_secs_f64() / 60.0;
     let series = |out: &Outcome, pick: Pick| -> Vec<(f64, f64)> {
@@ -288,7 +404,11 @@ fn chart(
     let (top, bottom) = root.split_vertically(440);
     let panels: [(_, &str, Pick); 2] = [
         (&top, "requests/s", |b| b.requests),
-        (&bottom, "429s/s", |b| b.rejected),
+        if config.outage.is_some() {
+            (&bottom, "429s + 529s/s", |b| b.rejected + b.overloaded)
+        } else {
+            (&bottom, "429s/s", |b| b.rejected)
+        },
     ];
     for (area, what, pick) in panels {
         let mut chart = ChartBuilder::on(area)

@@ -14,6 +14,19 @@
 //! in OpenAI's words). A fleet that keeps asking faster than the quota then
 //! never sees a token again.
 //!
+//! An optional *outage* ([`Config::outage`]) makes the provider as a whole
+//! fail for a while: every request arriving then is answered overloaded
+//! (an HTTP 529, Anthropic's `overloaded_error`) after a 429's short round
+//! trip, without `Retry-After` or rate-limit headers, and without reaching
+//! the quota (the bucket keeps refilling, full again when the outage ends).
+//! The client reads it as a `Transient` error whose [`Signals`] say
+//! `overloaded`: what the [`Breaker`] and the throttle hear. The error type
+//! is refusable ([`Classify::refused`]), so an open breaker stops a call
+//! before its first attempt; the agent then takes another route for the
+//! task (a fallback model, a cached answer: not simulated), which counts
+//! as *switched route*, not as completed, and starts its next task after
+//! its tool time.
+//!
 //! Every call reads the answer the way its strategy's client does: the
 //! naive loop reads no header, the others read `Retry-After`, and only the
 //! header-pacing rows pass the rate-limit headers on as
@@ -37,7 +50,9 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use tenacious::{Breaker, Classify, Cooldown, ErrorClass, Jitter, Policy, Signals, Throttle};
+use tenacious::{
+    Breaker, Classify, Cooldown, ErrorClass, Jitter, Policy, Refused, Signals, Throttle,
+};
 use tokio::time::Instant;
 
 /// Default quota: requests per minute.
@@ -59,6 +74,8 @@ pub const CALLS_PER_TASK: (u32, u32) = (3, 6);
 pub const RAMP: Duration = Duration::from_secs(2);
 /// The width of a bin of [`Outcome::over_time`].
 pub const BIN: Duration = Duration::from_secs(1);
+/// The window [`Outcome::recovered_after`] measures goodput over.
+pub const RECOVERED: Duration = Duration::from_secs(10);
 
 /// How the fleet's calls retry, and which guards they share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -80,6 +97,10 @@ pub enum Strategy {
     HeaderPacing,
     /// Every provider guard: cooldown, header-paced throttle, breaker.
     AllGuards,
+    /// The anchor plus the breaker alone: what the breaker does without a
+    /// throttle shedding the load first. Not in [`Strategy::ALL`] (its
+    /// quota figures are the anchor's): `--strategy breaker`.
+    Breaker,
 }
 
 impl Strategy {
@@ -102,6 +123,7 @@ impl Strategy {
             Self::Throttle => "+ throttle",
             Self::HeaderPacing => "+ header pacing",
             Self::AllGuards => "all guards",
+            Self::Breaker => "backoff + breaker",
         }
     }
 
@@ -114,12 +136,16 @@ impl Strategy {
             Self::Throttle => "throttle",
             Self::HeaderPacing => "headers",
             Self::AllGuards => "all",
+            Self::Breaker => "breaker",
         }
     }
 
     /// The strategy `--strategy` names.
     pub fn from_flag(flag: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.flag() == flag)
+        Self::ALL
+            .into_iter()
+            .chain([Self::Breaker])
+            .find(|s| s.flag() == flag)
     }
 
     /// Whether its client reads `Retry-After`: all but the naive loop.
@@ -159,8 +185,9 @@ pub struct Guards {
     pub cooldown: &'static Cooldown,
     /// The shared adaptive throttle.
     pub throttle: &'static Throttle,
-    /// The shared circuit breaker (this provider never fails but for its
-    /// quota, so it stays closed: what it costs, not what it saves).
+    /// The shared circuit breaker (without an outage this provider never
+    /// fails but for its quota, so it stays closed: what it costs, not what
+    /// it saves; an outage opens it).
     pub breaker: &'static Breaker,
 }
 
@@ -194,6 +221,7 @@ pub fn policy(strategy: Strategy, guards: Guards) -> Policy {
             .breaker(guards.breaker)
             .cooldown(guards.cooldown)
             .throttle(guards.throttle),
+        Strategy::Breaker => BACKOFF.breaker(guards.breaker),
     }
 }
 
@@ -210,6 +238,8 @@ pub struct Config {
     pub rpm: u32,
     /// The bucket's size.
     pub burst: u32,
+    /// When the provider is down, from the run's start: `[from, to)`.
+    pub outage: Option<(Duration, Duration)>,
 }
 
 impl Config {
@@ -223,6 +253,16 @@ impl Config {
             penalty: false,
             rpm: RPM,
             burst: BURST,
+            outage: None,
+        }
+    }
+
+    /// The same, with the provider down over `[from, to)` of the run.
+    #[must_use]
+    pub const fn outage(self, from: Duration, to: Duration) -> Self {
+        Self {
+            outage: Some((from, to)),
+            ..self
         }
     }
 
@@ -304,22 +344,52 @@ impl Bucket {
     }
 }
 
-/// A 429, as the strategy's client read it.
+/// A failed call, as the strategy's client read it.
 #[derive(Debug, Clone, Copy)]
-pub struct TooManyRequests {
-    retry_after: Option<Duration>,
-    signals: Signals,
+pub enum ApiError {
+    /// A 429: the caller's own quota.
+    TooManyRequests {
+        /// `Retry-After`, if the client reads it.
+        retry_after: Option<Duration>,
+        /// The rate-limit headers, if the client passes them on.
+        signals: Signals,
+    },
+    /// A 529 during an outage: the provider as a whole is down.
+    Overloaded,
+    /// A guard refused the call before its first attempt.
+    Refused(Refused),
 }
 
-impl Classify for TooManyRequests {
+impl Classify for ApiError {
     fn classify(&self) -> ErrorClass {
-        ErrorClass::RateLimited
+        match self {
+            Self::TooManyRequests { .. } => ErrorClass::RateLimited,
+            Self::Overloaded => ErrorClass::Transient,
+            Self::Refused(refused) => refused.classify(),
+        }
     }
     fn retry_after(&self) -> Option<Duration> {
-        self.retry_after
+        match self {
+            Self::TooManyRequests { retry_after, .. } => *retry_after,
+            Self::Overloaded | Self::Refused(_) => None,
+        }
     }
     fn signals(&self) -> Signals {
-        self.signals
+        match self {
+            Self::TooManyRequests { signals, .. } => *signals,
+            Self::Overloaded => Signals::NONE.overloaded(true),
+            Self::Refused(_) => Signals::NONE,
+        }
+    }
+    fn variant(&self) -> &'static str {
+        match self {
+            Self::TooManyRequests { .. } => "TooManyRequests",
+            Self::Overloaded => "Overloaded",
+            Self::Refused(_) => "Refused",
+        }
+    }
+    fn refused() -> Option<fn(Refused) -> Self> {
+        Some(Self::Refused)
     }
 }
 
@@ -330,6 +400,8 @@ pub struct Outcome {
     pub requests: u64,
     /// Of them, answered 429.
     pub rejected: u64,
+    /// Of them, answered overloaded (during the outage).
+    pub overloaded: u64,
     /// Of them, served.
     pub served: u64,
     /// Requests the quota admitted over the run ([`Config::capacity`]).
@@ -339,9 +411,12 @@ pub struct Outcome {
     pub latencies: Vec<Duration>,
     /// Logical calls the policy gave up on (their task was abandoned).
     pub gave_up: u64,
+    /// Logical calls a guard refused before their first attempt (their
+    /// task switched route).
+    pub refused: u64,
     /// Tasks each worker completed.
     pub tasks: Vec<u32>,
-    /// Per [`BIN`]: requests, 429s and served requests.
+    /// Per [`BIN`]: requests, 429s, overloads and served requests.
     pub over_time: Vec<Bin>,
 }
 
@@ -352,6 +427,8 @@ pub struct Bin {
     pub requests: u32,
     /// Of them, answered 429.
     pub rejected: u32,
+    /// Of them, answered overloaded.
+    pub overloaded: u32,
     /// Of them, served.
     pub served: u32,
 }
@@ -393,15 +470,40 @@ impl Outcome {
     /// Goodput (%) over `[from, to)` of the run.
     #[must_use]
     pub fn goodput_between(&self, from: Duration, to: Duration, rps: f64) -> f64 {
+        let served = self.sum_between(from, to, |b| b.served);
+        percent(served, rps * (to - from).as_secs_f64())
+    }
+
+    /// Requests received over `[from, to)` of the run.
+    #[must_use]
+    pub fn requests_between(&self, from: Duration, to: Duration) -> u64 {
+        self.sum_between(from, to, |b| b.requests)
+    }
+
+    /// How long after `from` goodput is back: the first [`RECOVERED`]
+    /// window starting then or later (by [`BIN`]s) whose goodput is at
+    /// least 90 % of the quota; `None` if none is, to the run's end.
+    #[must_use]
+    pub fn recovered_after(&self, from: Duration, rps: f64) -> Option<Duration> {
+        let end = BIN * u32::try_from(self.over_time.len()).ok()?;
+        let mut at = from;
+        while at + RECOVERED <= end {
+            if self.goodput_between(at, at + RECOVERED, rps) >= 90.0 {
+                return Some(at - from);
+            }
+            at += BIN;
+        }
+        None
+    }
+
+    fn sum_between(&self, from: Duration, to: Duration, pick: fn(&Bin) -> u32) -> u64 {
         let bins = |d: Duration| usize::try_from(d.as_secs() / BIN.as_secs()).unwrap_or(usize::MAX);
-        let served: u64 = self
-            .over_time
+        self.over_time
             .iter()
             .take(bins(to))
             .skip(bins(from))
-            .map(|b| u64::from(b.served))
-            .sum();
-        percent(served, rps * (to - from).as_secs_f64())
+            .map(|b| u64::from(pick(b)))
+            .sum()
     }
 }
 
@@ -447,7 +549,11 @@ struct Fleet {
     end: Instant,
     requests: Cell<u64>,
     rejected: Cell<u64>,
+    overloaded: Cell<u64>,
     gave_up: Cell<u64>,
+    refused: Cell<u64>,
+    /// The outage, in the run's clock.
+    outage: Option<(Instant, Instant)>,
     latencies: RefCell<Vec<Duration>>,
     tasks: Vec<Cell<u32>>,
     over_time: RefCell<Vec<Bin>>,
@@ -455,13 +561,28 @@ struct Fleet {
 
 impl Fleet {
     /// A request reaching the provider now: its answer, counted.
-    fn request(&self, reads: Strategy) -> (Result<(), TooManyRequests>, Signals) {
+    fn request(&self, reads: Strategy) -> (Result<(), ApiError>, Signals) {
         let now = Instant::now();
+        let down = self
+            .outage
+            .is_some_and(|(from, to)| (from..to).contains(&now));
+        if down {
+            // The provider is down before any quota is checked: a 529,
+            // no header.
+            if now < self.end {
+                self.requests.set(self.requests.get() + 1);
+                self.overloaded.set(self.overloaded.get() + 1);
+                if let Some(bin) = self.over_time.borrow_mut().get_mut(self.bin(now)) {
+                    bin.requests += 1;
+                    bin.overloaded += 1;
+                }
+            }
+            return (Err(ApiError::Overloaded), Signals::NONE);
+        }
         let answer = self.bucket.borrow_mut().arrive(now);
         if now < self.end {
             self.requests.set(self.requests.get() + 1);
-            let bin =
-                usize::try_from((now - self.start).as_secs() / BIN.as_secs()).unwrap_or(usize::MAX);
+            let bin = self.bin(now);
             let mut over_time = self.over_time.borrow_mut();
             if let Some(bin) = over_time.get_mut(bin) {
                 bin.requests += 1;
@@ -486,11 +607,16 @@ impl Fleet {
         if answer.served {
             return (Ok(()), signals);
         }
-        let rejected = TooManyRequests {
+        let rejected = ApiError::TooManyRequests {
             retry_after: reads.reads_retry_after().then_some(answer.retry_after),
             signals,
         };
         (Err(rejected), signals)
+    }
+
+    /// The [`BIN`] `now` falls in.
+    fn bin(&self, now: Instant) -> usize {
+        usize::try_from((now - self.start).as_secs() / BIN.as_secs()).unwrap_or(usize::MAX)
     }
 }
 
@@ -537,12 +663,23 @@ async fn worker(
             if now >= fleet.end {
                 return;
             }
-            if result.is_ok() {
-                fleet.latencies.borrow_mut().push(now - started);
-            } else {
-                fleet.gave_up.set(fleet.gave_up.get() + 1);
-                done = false;
-                break;
+            match result {
+                Ok(()) => fleet.latencies.borrow_mut().push(now - started),
+                Err(ApiError::Refused(_)) => {
+                    // The breaker is open: the agent takes another route
+                    // for this task, and its next task comes after the
+                    // tool time (refused at once, a worker would else
+                    // spin at one instant).
+                    fleet.refused.set(fleet.refused.get() + 1);
+                    tokio::time::sleep(uniform(&mut rng, THINK)).await;
+                    done = false;
+                    break;
+                }
+                Err(_) => {
+                    fleet.gave_up.set(fleet.gave_up.get() + 1);
+                    done = false;
+                    break;
+                }
             }
             tokio::time::sleep(uniform(&mut rng, THINK)).await;
         }
@@ -585,7 +722,10 @@ pub fn simulate(strategy: Strategy, config: Config, seed: u64) -> Outcome {
             end: start + config.duration,
             requests: Cell::new(0),
             rejected: Cell::new(0),
+            overloaded: Cell::new(0),
             gave_up: Cell::new(0),
+            refused: Cell::new(0),
+            outage: config.outage.map(|(from, to)| (start + from, start + to)),
             latencies: RefCell::new(Vec::new()),
             tasks: (0..config.workers).map(|_| Cell::new(0)).collect(),
             over_time: RefCell::new(vec![Bin::default(); bins]),
@@ -612,10 +752,12 @@ pub fn simulate(strategy: Strategy, config: Config, seed: u64) -> Outcome {
     Outcome {
         requests: fleet.requests.get(),
         rejected: fleet.rejected.get(),
+        overloaded: fleet.overloaded.get(),
         served: over_time.iter().map(|b| u64::from(b.served)).sum(),
         capacity: config.capacity(),
         latencies,
         gave_up: fleet.gave_up.get(),
+        refused: fleet.refused.get(),
         tasks: fleet.tasks.iter().map(Cell::get).collect(),
         over_time,
     }
@@ -640,6 +782,17 @@ pub struct Summary {
     pub jain: f64,
     /// Requests per second received.
     pub rps: f64,
+    /// Calls refused before their first attempt: tasks that switched route.
+    pub refused: f64,
+    /// Requests received during the outage (0 without one).
+    pub outage_requests: f64,
+    /// Goodput (% quota) in the minute after the outage (or what is left
+    /// of the run; 0 without an outage).
+    pub after: f64,
+    /// Seconds from the outage's end to the first [`RECOVERED`] window at
+    /// 90 % of quota ([`Outcome::recovered_after`]): `None` without an
+    /// outage, or if a run never got there.
+    pub recovered: Option<f64>,
 }
 
 impl Summary {
@@ -648,6 +801,23 @@ impl Summary {
     pub fn of(out: &Outcome, config: Config) -> Self {
         #[allow(clippy::cast_precision_loss)]
         let count = |n: u64| n as f64;
+        let rps = f64::from(config.rpm) / 60.0;
+        let (outage_requests, after, recovered) = match config.outage {
+            Some((from, to)) => {
+                let to = to.min(config.duration);
+                let next = (to + Duration::from_secs(60)).min(config.duration);
+                (
+                    count(out.requests_between(from.min(to), to)),
+                    if next > to {
+                        out.goodput_between(to, next, rps)
+                    } else {
+                        0.0
+                    },
+                    out.recovered_after(to, rps).map(|d| d.as_secs_f64()),
+                )
+            }
+            None => (0.0, 0.0, None),
+        };
         Self {
             goodput: out.goodput(),
             rejected: out.rejected_share(),
@@ -657,6 +827,10 @@ impl Summary {
             gave_up: count(out.gave_up),
             jain: out.jain(),
             rps: count(out.requests) / config.duration.as_secs_f64().max(1e-9),
+            refused: count(out.refused),
+            outage_requests,
+            after,
+            recovered,
         }
     }
 }
@@ -681,6 +855,10 @@ pub fn average(strategy: Strategy, config: Config, seed: u64, runs: u32) -> (Sum
         sum.gave_up += s.gave_up;
         sum.jain += s.jain;
         sum.rps += s.rps;
+        sum.refused += s.refused;
+        sum.outage_requests += s.outage_requests;
+        sum.after += s.after;
+        sum.recovered = sum.recovered.zip(s.recovered).map(|(a, b)| a + b);
     }
     let n = f64::from(runs);
     let mean = Summary {
@@ -692,6 +870,10 @@ pub fn average(strategy: Strategy, config: Config, seed: u64, runs: u32) -> (Sum
         gave_up: sum.gave_up / n,
         jain: sum.jain / n,
         rps: sum.rps / n,
+        refused: sum.refused / n,
+        outage_requests: sum.outage_requests / n,
+        after: sum.after / n,
+        recovered: sum.recovered.map(|r| r / n),
     };
     (mean, first)
 }
