@@ -145,9 +145,9 @@ impl Pacer {
 }
 
 /// [`pace`] for a blocking loop: it sleeps the thread, and blocks it on
-/// [`Guard::admit_async`](crate::Guard::admit_async). Written out rather than driving a [`Pacer`]:
-/// the pacer's timer is tokio's, and a blocking call may run outside any
-/// runtime.
+/// [`Guard::admit_async`](crate::Guard::admit_async). Written out rather
+/// than driving a `Pacer`: the pacer's timer is tokio's, and a blocking
+/// call may run outside any runtime.
 #[inline]
 pub fn pace_blocking(engine: &mut Engine<'_>) {
     if !engine.wants_pace() {
