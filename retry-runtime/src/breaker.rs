@@ -107,6 +107,9 @@ pub struct Breaker {
     probes_out: AtomicU64,
     /// The sampling window (see [`VALID`]), bucket `n` at `n % BUCKETS`.
     buckets: [AtomicU64; BUCKETS as usize],
+    /// The first sampled outcome's time (guard epoch nanoseconds, never 0):
+    /// the window's buckets count from it.
+    origin: AtomicU64,
     stopped: AtomicU64,
     openings: AtomicU64,
     closings: AtomicU64,
@@ -193,6 +196,7 @@ impl Breaker {
             opened: AtomicU64::new(0),
             probes_out: AtomicU64::new(0),
             buckets: [const { AtomicU64::new(0) }; BUCKETS as usize],
+            origin: AtomicU64::new(0),
             stopped: AtomicU64::new(0),
             openings: AtomicU64::new(0),
             closings: AtomicU64::new(0),
@@ -515,8 +519,25 @@ impl Breaker {
         }
     }
 
+    /// `now` on the window's own clock: nanoseconds since the first
+    /// outcome it sampled, so the buckets fall the same way in every run
+    /// that starts its calls the same way, wherever the process's guard
+    /// epoch lies (as the throttle times its rate from its own first
+    /// answer).
+    fn window_time(&self, now: u64) -> u64 {
+        let origin = match self
+            .origin
+            .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => now,
+            Err(origin) => origin,
+        };
+        now.saturating_sub(origin)
+    }
+
     /// Adds an outcome to the window at `now`.
     fn sample(&self, now: u64, failed: bool) {
+        let now = self.window_time(now);
         let length = (self.window / BUCKETS).max(1);
         let number = now / length;
         let id = number & ID_MASK;
@@ -537,6 +558,7 @@ impl Breaker {
 
     /// The window's counted failures and total at `now`.
     fn sampled(&self, now: u64) -> (u64, u64) {
+        let now = self.window_time(now);
         let id = (now / (self.window / BUCKETS).max(1)) & ID_MASK;
         self.buckets
             .iter()
@@ -748,6 +770,37 @@ mod tests {
         assert_eq!(breaker.state_at(now), BreakerState::Closed);
         breaker.observe(&outcome(failure(ErrorClass::Transient), Signals::NONE, now));
         assert_eq!(breaker.state_at(now), BreakerState::Open);
+    }
+
+    #[test]
+    fn the_window_counts_from_its_first_outcome_wherever_the_clock_starts() {
+        // 5 successes, then 9.6 s later 4 failures, in a window of 10 s (1 s
+        // buckets): whether the successes still count depends on where
+        // the bucket boundaries fall. They fall from the first outcome, so
+        // every run gives the same answer, however its clock is offset.
+        let t0 = Instant::now();
+        let states: Vec<BreakerState> = [0, 250, 500, 750]
+            .into_iter()
+            .map(|offset| {
+                let breaker = Breaker::new()
+                    .window(Duration::from_secs(10))
+                    .min_throughput(4);
+                let start = t0 + Duration::from_millis(offset) + Duration::from_millis(500);
+                for _ in 0..5 {
+                    breaker.observe(&outcome(AttemptResult::Success, Signals::NONE, start));
+                }
+                let later = start + Duration::from_millis(9_600);
+                for _ in 0..4 {
+                    let failed = outcome(failure(ErrorClass::Transient), Signals::NONE, later);
+                    breaker.observe(&failed);
+                }
+                breaker.state_at(later)
+            })
+            .collect();
+        assert!(states.windows(2).all(|w| w[0] == w[1]), "{states:?}");
+        // 9.6 s after the first outcome is still in its tenth bucket: the
+        // successes count, 4 failures of 9 stay below half.
+        assert_eq!(states[0], BreakerState::Closed);
     }
 
     #[test]
