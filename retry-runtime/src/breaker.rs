@@ -110,7 +110,6 @@ pub struct Breaker {
     /// The first sampled outcome's time (guard epoch nanoseconds, never 0):
     /// the window's buckets count from it.
     origin: AtomicU64,
-    stopped: AtomicU64,
     openings: AtomicU64,
     closings: AtomicU64,
     probes_admitted: AtomicU64,
@@ -154,7 +153,9 @@ impl BreakerState {
 
 /// What a [`Breaker`] did since it was made, from [`Breaker::stats`]:
 /// counters kept in atomics, read one by one (not a snapshot at one
-/// instant).
+/// instant). `stopped` is its [`GuardRecord`](crate::stats::GuardRecord)'s,
+/// the count [`stats::snapshot`](crate::stats::snapshot) lists (and
+/// [`stats::reset`](crate::stats::reset) zeroes).
 ///
 /// ```
 /// use tenacious::{Breaker, BreakerStats};
@@ -197,7 +198,6 @@ impl Breaker {
             probes_out: AtomicU64::new(0),
             buckets: [const { AtomicU64::new(0) }; BUCKETS as usize],
             origin: AtomicU64::new(0),
-            stopped: AtomicU64::new(0),
             openings: AtomicU64::new(0),
             closings: AtomicU64::new(0),
             probes_admitted: AtomicU64::new(0),
@@ -442,7 +442,7 @@ impl Breaker {
     #[must_use]
     pub fn stats(&self) -> BreakerStats {
         BreakerStats {
-            stopped: self.stopped.load(Ordering::Relaxed),
+            stopped: self.record.snapshot().stopped,
             opened: self.openings.load(Ordering::Relaxed),
             closed: self.closings.load(Ordering::Relaxed),
             probes: self.probes_admitted.load(Ordering::Relaxed),
@@ -450,7 +450,6 @@ impl Breaker {
     }
 
     fn refuse(&self) -> Admit {
-        self.stopped.fetch_add(1, Ordering::Relaxed);
         self.record.stopped();
         Admit::Stop(StopReason::CircuitOpen)
     }

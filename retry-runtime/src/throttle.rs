@@ -169,9 +169,6 @@ pub struct Throttle {
     state: Mutex<State>,
     min_rate: f64,
     max_rate: f64,
-    waits: AtomicU64,
-    waited: AtomicU64,
-    stopped: AtomicU64,
     decreases: AtomicU64,
     increases: AtomicU64,
     /// The current rate's bits, when on; 0 when off.
@@ -196,7 +193,10 @@ const HEARD: u64 = u64::MAX;
 const PROBE_POLL: u64 = 20_000_000;
 
 /// What [`Throttle::stats`] reads: counts since the throttle was created,
-/// and its current rates.
+/// and its current rates. `waits`, `waited` and `stopped` are its
+/// [`GuardRecord`](crate::stats::GuardRecord)'s, the counts
+/// [`stats::snapshot`](crate::stats::snapshot) lists (and
+/// [`stats::reset`](crate::stats::reset) zeroes).
 ///
 /// ```
 /// use tenacious::{Throttle, ThrottleStats};
@@ -491,9 +491,6 @@ impl Throttle {
             state: Mutex::new(State::new()),
             min_rate: Self::MIN_RATE,
             max_rate: f64::INFINITY,
-            waits: AtomicU64::new(0),
-            waited: AtomicU64::new(0),
-            stopped: AtomicU64::new(0),
             decreases: AtomicU64::new(0),
             increases: AtomicU64::new(0),
             rate: AtomicU64::new(0),
@@ -674,10 +671,13 @@ impl Throttle {
     #[must_use]
     pub fn stats(&self) -> ThrottleStats {
         let rate = self.rate.load(Ordering::Relaxed);
+        // The waits and stops are its record's (`stats::snapshot` lists
+        // the same counts).
+        let counted = self.record.snapshot();
         ThrottleStats {
-            waits: self.waits.load(Ordering::Relaxed),
-            waited: Duration::from_nanos(self.waited.load(Ordering::Relaxed)),
-            stopped: self.stopped.load(Ordering::Relaxed),
+            waits: counted.waits,
+            waited: counted.waited,
+            stopped: counted.stopped,
             decreases: self.decreases.load(Ordering::Relaxed),
             increases: self.increases.load(Ordering::Relaxed),
             rate: (rate != 0).then(|| f64::from_bits(rate)),
@@ -761,7 +761,6 @@ impl Throttle {
                 .saturating_add(MIN_ATTEMPT_NANOS)
                 > saturating_nanos(left)
         {
-            self.stopped.fetch_add(1, Ordering::Relaxed);
             self.record.stopped();
             return Admit::Stop(StopReason::Deadline);
         }
@@ -862,7 +861,6 @@ impl Guard for Throttle {
                 .saturating_add(MIN_ATTEMPT_NANOS);
             if total > saturating_nanos(left) {
                 drop(state);
-                self.stopped.fetch_add(1, Ordering::Relaxed);
                 self.record.stopped();
                 return Admit::Stop(StopReason::Deadline);
             }
@@ -886,8 +884,6 @@ impl Guard for Throttle {
         if extra == 0 {
             return Admit::Go;
         }
-        self.waits.fetch_add(1, Ordering::Relaxed);
-        self.waited.fetch_add(extra, Ordering::Relaxed);
         let wait = Duration::from_nanos(extra);
         self.record.waited(wait);
         Admit::Wait(wait)
