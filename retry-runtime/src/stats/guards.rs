@@ -197,44 +197,33 @@ impl GuardRecord {
     #[inline]
     pub(crate) fn register(&'static self) {
         if !self.registered.load(Relaxed) && !self.registered.swap(true, Relaxed) {
+            #[cfg(feature = "metrics")]
+            self.keys.get_or_init(|| {
+                [
+                    WAITS_TOTAL,
+                    WAITED_SECONDS_TOTAL,
+                    STOPPED_TOTAL,
+                    CHANGES_TOTAL,
+                ]
+                .map(|name| ::metrics::Key::from_static_parts(name, &*self.labels))
+            });
             push(self);
         }
     }
 
-    /// Hands the record's metric keys, built on first use, to `f`: only
-    /// for a registered record, which is `'static`.
+    /// Hands the record's metric keys to `f`, once it is registered (its
+    /// keys are built then, from the labels of a `static`).
     #[cfg(feature = "metrics")]
     fn count(&self, f: impl FnOnce(&[::metrics::Key; 4])) {
-        if !self.registered.load(Relaxed) {
-            return;
+        if let Some(keys) = self.keys.get() {
+            f(keys);
         }
-        // Registered records are statics: the labels live as long.
-        let this: &'static Self = registry_entry(self);
-        let keys = this.keys.get_or_init(|| {
-            [
-                WAITS_TOTAL,
-                WAITED_SECONDS_TOTAL,
-                STOPPED_TOTAL,
-                CHANGES_TOTAL,
-            ]
-            .map(|name| ::metrics::Key::from_static_parts(name, &*this.labels))
-        });
-        f(keys);
     }
 }
 
 #[cfg(feature = "metrics")]
 static METADATA: ::metrics::Metadata<'static> =
     ::metrics::Metadata::new("tenacious", ::metrics::Level::INFO, Some(module_path!()));
-
-/// The registered record at `record`'s address: `record` itself, found in
-/// the registry, so as `&'static`.
-#[cfg(feature = "metrics")]
-fn registry_entry(record: &GuardRecord) -> &'static GuardRecord {
-    records()
-        .find(|entry| std::ptr::eq(*entry, record))
-        .unwrap_or_else(|| unreachable!("a registered record is in the registry"))
-}
 
 #[cfg(not(feature = "metrics"))]
 const _: [&str; 4] = [
