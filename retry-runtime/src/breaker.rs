@@ -211,29 +211,7 @@ impl Breaker {
         }
     }
 
-    /// The name of its row in [`stats::snapshot`](crate::stats::snapshot)'s
-    /// guards table, its `tracing` events and its metrics' `guard` label.
-    /// Default: `"breaker"`.
-    ///
-    /// ```
-    /// use tenacious::Breaker;
-    ///
-    /// static ANTHROPIC: Breaker = Breaker::new().name("anthropic");
-    /// assert_eq!(ANTHROPIC.get_name(), "anthropic");
-    /// ```
-    #[must_use]
-    pub const fn name(self, name: &'static str) -> Self {
-        Self {
-            record: self.record.named(name),
-            ..self
-        }
-    }
-
-    /// The name set by [`name`](Breaker::name).
-    #[must_use]
-    pub const fn get_name(&self) -> &'static str {
-        self.record.name()
-    }
+    crate::stats::guard_name!(Breaker, ANTHROPIC, "anthropic", "breaker");
 
     /// The share of counted failures among the window's outcomes at which
     /// it opens, from 0 (any counted failure, once the minimum throughput

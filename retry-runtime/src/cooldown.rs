@@ -76,29 +76,7 @@ impl Cooldown {
         }
     }
 
-    /// The name of its row in [`stats::snapshot`](crate::stats::snapshot)'s
-    /// guards table, its `tracing` events and its metrics' `guard` label.
-    /// Default: `"cooldown"`.
-    ///
-    /// ```
-    /// use tenacious::Cooldown;
-    ///
-    /// static OPENAI: Cooldown = Cooldown::new().name("openai");
-    /// assert_eq!(OPENAI.get_name(), "openai");
-    /// ```
-    #[must_use]
-    pub const fn name(self, name: &'static str) -> Self {
-        Self {
-            record: self.record.named(name),
-            ..self
-        }
-    }
-
-    /// The name set by [`name`](Cooldown::name).
-    #[must_use]
-    pub const fn get_name(&self) -> &'static str {
-        self.record.name()
-    }
+    crate::stats::guard_name!(Cooldown, OPENAI, "openai", "cooldown");
 
     /// The time between two waiters released after a reopening (a zero
     /// spacing releases them all at once). Default

@@ -580,29 +580,7 @@ impl Throttle {
         Some(Admit::Wait(wait))
     }
 
-    /// The name of its row in [`stats::snapshot`](crate::stats::snapshot)'s
-    /// guards table, its `tracing` events and its metrics' `guard` label.
-    /// Default: `"throttle"`.
-    ///
-    /// ```
-    /// use tenacious::Throttle;
-    ///
-    /// static OPENAI: Throttle = Throttle::new().name("openai");
-    /// assert_eq!(OPENAI.get_name(), "openai");
-    /// ```
-    #[must_use]
-    pub const fn name(self, name: &'static str) -> Self {
-        Self {
-            record: self.record.named(name),
-            ..self
-        }
-    }
-
-    /// The name set by [`name`](Throttle::name).
-    #[must_use]
-    pub const fn get_name(&self) -> &'static str {
-        self.record.name()
-    }
+    crate::stats::guard_name!(Throttle, OPENAI, "openai", "throttle");
 
     /// The least adaptive rate, in requests a second: however often the
     /// provider throttles, the bucket fills at least this fast. Default

@@ -57,6 +57,44 @@ pub struct GuardRecord {
     keys: ManuallyDrop<OnceLock<[::metrics::Key; 4]>>,
 }
 
+/// The `name` builder and `get_name` getter of a provider guard of type
+/// `$guard` holding its [`GuardRecord`] in a `record` field (default
+/// name `$default`), with a doc example declaring `$example` named
+/// `$named`.
+macro_rules! guard_name {
+    ($guard:ident, $example:ident, $named:literal, $default:literal) => {
+        /// The name of its row in
+        /// [`stats::snapshot`](crate::stats::snapshot)'s guards table, its
+        /// `tracing` events and its metrics' `guard` label.
+        #[doc = concat!("Default: `\"", $default, "\"`.")]
+        ///
+        /// ```
+        #[doc = concat!("use tenacious::", stringify!($guard), ";")]
+        ///
+        #[doc = concat!(
+            "static ", stringify!($example), ": ", stringify!($guard), " = ",
+            stringify!($guard), "::new().name(\"", $named, "\");"
+        )]
+        #[doc = concat!("assert_eq!(", stringify!($example), ".get_name(), \"", $named, "\");")]
+        #[doc = concat!("assert_eq!(", stringify!($guard), "::new().get_name(), \"", $default, "\");")]
+        /// ```
+        #[must_use]
+        pub const fn name(self, name: &'static str) -> Self {
+            Self {
+                record: self.record.named(name),
+                ..self
+            }
+        }
+
+        #[doc = concat!("The name set by [`name`](", stringify!($guard), "::name).")]
+        #[must_use]
+        pub const fn get_name(&self) -> &'static str {
+            self.record.name()
+        }
+    };
+}
+pub(crate) use guard_name;
+
 /// One guard's counts, read by [`GuardRecord::snapshot`] and listed by
 /// [`Snapshot::guards`](super::Snapshot::guards).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

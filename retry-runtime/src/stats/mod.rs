@@ -92,6 +92,7 @@ mod record;
 mod registry;
 mod snapshot;
 
+pub(crate) use guards::guard_name;
 pub use guards::{GuardRecord, GuardStats};
 #[cfg(feature = "metrics")]
 pub(crate) use metric_keys::ErrorKeys;
