@@ -118,7 +118,9 @@ pub struct Breaker {
     min_throughput: u32,
     open_for: u64,
     probes: u16,
-    record: GuardRecord,
+    pub(crate) record: GuardRecord,
+    #[cfg(feature = "redis")]
+    pub(crate) shared: crate::redis::BreakerSlot,
 }
 
 /// Where a [`Breaker`] stands, from [`Breaker::state`].
@@ -208,6 +210,8 @@ impl Breaker {
             #[allow(clippy::cast_possible_truncation)] // 1
             probes: Self::PROBES as u16,
             record: GuardRecord::new("breaker", "breaker"),
+            #[cfg(feature = "redis")]
+            shared: crate::redis::Slot::new(),
         }
     }
 
@@ -559,10 +563,26 @@ impl Guard for Breaker {
     /// half-open, Go for a free probe slot, else `CircuitOpen`.
     #[inline]
     fn admit(&self, next: &NextAttempt) -> Admit {
-        match self.opened.load(Ordering::Acquire) {
-            0 => Admit::Go,
-            opened => self.admit_open(opened, since_epoch(next.now)),
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get() {
+            // Bound to a store: the fleet's state, mirrored (in process
+            // while Redis is down).
+            if shared.link.is_up() {
+                return shared.admit(next);
+            }
+            shared.link.local_decision();
         }
+        self.admit_here(next)
+    }
+
+    /// Bound to a store (feature `redis`): a probe's slot from the fleet's
+    /// half-open breaker, or in process when Redis fails to answer.
+    fn admit_async(&self, next: NextAttempt) -> crate::PendingAdmit<'_> {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get() {
+            return shared.probe(next);
+        }
+        Box::pin(std::future::ready(self.admit_here(&next)))
     }
 
     /// Closed: samples a success or a counted failure, and opens at the
@@ -574,6 +594,10 @@ impl Guard for Breaker {
     }
 
     fn observe(&self, outcome: &Outcome) {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get() {
+            shared.observe(outcome);
+        }
         let seen = match outcome.result {
             AttemptResult::Success => Seen::Success,
             AttemptResult::Failure { class, .. }
@@ -647,6 +671,33 @@ impl Guard for Breaker {
                 }
             }
         }
+    }
+}
+
+impl Breaker {
+    /// [`Guard::admit`] on this process's state alone.
+    #[inline]
+    pub(crate) fn admit_here(&self, next: &NextAttempt) -> Admit {
+        match self.opened.load(Ordering::Acquire) {
+            0 => Admit::Go,
+            opened => self.admit_open(opened, since_epoch(next.now)),
+        }
+    }
+}
+
+/// Whether a breaker counts `outcome`, and as a failure: a success counts
+/// as none, a transient or overloaded failure as one; anything else is not
+/// counted.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+pub(crate) fn counted(outcome: &Outcome) -> Option<bool> {
+    match outcome.result {
+        AttemptResult::Success => Some(false),
+        AttemptResult::Failure { class, .. }
+            if class == ErrorClass::Transient || outcome.signals.is_overloaded() =>
+        {
+            Some(true)
+        }
+        AttemptResult::Failure { .. } | AttemptResult::NotMade => None,
     }
 }
 

@@ -57,6 +57,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub struct RetryBudget {
     balance: AtomicU32,
     capacity: u32,
+    #[cfg(feature = "redis")]
+    pub(crate) shared: crate::redis::BudgetSlot,
 }
 
 impl RetryBudget {
@@ -97,12 +99,21 @@ impl RetryBudget {
         Self {
             balance: AtomicU32::new(capacity),
             capacity,
+            #[cfg(feature = "redis")]
+            shared: crate::redis::Slot::new(),
         }
     }
 
     /// The tokens left now (others may take or give some at any moment).
+    /// Bound to a store (feature `redis`), the fleet's, as last read.
     #[must_use]
     pub fn balance(&self) -> u32 {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get()
+            && shared.link.is_up()
+        {
+            return shared.balance();
+        }
         self.balance.load(Ordering::Relaxed)
     }
 
@@ -157,6 +168,8 @@ impl RetryBudget {
         Self {
             balance: AtomicU32::new(balance),
             capacity,
+            #[cfg(feature = "redis")]
+            shared: crate::redis::Slot::new(),
         }
     }
 }

@@ -53,11 +53,13 @@ use crate::{Admit, AttemptResult, ErrorClass, Guard, NextAttempt, Outcome, StopR
 #[derive(Debug)]
 pub struct Cooldown {
     /// Closed until then: nanoseconds since [`epoch`], 0 when never closed.
-    until: AtomicU64,
+    pub(crate) until: AtomicU64,
     /// The next waiter's start, nanoseconds since [`epoch`].
-    next_release: AtomicU64,
+    pub(crate) next_release: AtomicU64,
     spacing: u64,
-    record: GuardRecord,
+    pub(crate) record: GuardRecord,
+    #[cfg(feature = "redis")]
+    pub(crate) shared: crate::redis::CooldownSlot,
 }
 
 impl Cooldown {
@@ -73,6 +75,8 @@ impl Cooldown {
             next_release: AtomicU64::new(0),
             spacing: 10_000_000,
             record: GuardRecord::new("cooldown", "cooldown"),
+            #[cfg(feature = "redis")]
+            shared: crate::redis::Slot::new(),
         }
     }
 
@@ -143,6 +147,72 @@ impl Guard for Cooldown {
     /// turn, or [`StopReason::Cooldown`] when that wait is longer than
     /// `max_retry_after` or leaves no room before the deadline.
     fn admit(&self, next: &NextAttempt) -> Admit {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get() {
+            // Bound to a store: open by the mirror, go at once; closed,
+            // the turn is the fleet's (in process while Redis is down).
+            let ready = since_epoch(next.now).saturating_add(saturating_nanos(next.wait));
+            if self.until.load(Ordering::Acquire) <= ready
+                && (next.recheck || self.next_release.load(Ordering::Acquire) <= ready)
+            {
+                return Admit::Go;
+            }
+            if shared.link.is_up() {
+                return Admit::Later;
+            }
+            shared.link.local_decision();
+        }
+        self.admit_here(next)
+    }
+
+    /// Bound to a store (feature `redis`): a waiter's turn in the fleet's
+    /// queue, or in process when Redis fails to answer.
+    fn admit_async(&self, next: NextAttempt) -> crate::PendingAdmit<'_> {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get() {
+            return shared.turn(next);
+        }
+        Box::pin(std::future::ready(self.admit_here(&next)))
+    }
+
+    fn record(&self) -> Option<&GuardRecord> {
+        Some(&self.record)
+    }
+
+    /// A `RateLimited` error with a non-zero hint closes it until then,
+    /// unless it is closed until later already. An overload (the provider
+    /// as a whole refusing work, [`Signals::is_overloaded`](crate::Signals::is_overloaded))
+    /// does not: it is the throttle's and the breaker's to hear, and the
+    /// call's own hint still holds that call. Bound to a store (feature
+    /// `redis`), the hint closes the fleet's cooldown too.
+    fn observe(&self, outcome: &Outcome) {
+        if let AttemptResult::Failure {
+            class: ErrorClass::RateLimited,
+            hint: Some(hint),
+            ..
+        } = outcome.result
+            && !hint.is_zero()
+            && !outcome.signals.is_overloaded()
+        {
+            let now = since_epoch(outcome.now);
+            let until = now.saturating_add(saturating_nanos(hint));
+            if self.until.fetch_max(until, Ordering::AcqRel) <= now {
+                // It was open: this hint closed it.
+                self.record.changed("closed");
+            }
+            #[cfg(feature = "redis")]
+            if let Some(shared) = self.shared.get()
+                && shared.link.is_up()
+            {
+                shared.close(hint);
+            }
+        }
+    }
+}
+
+impl Cooldown {
+    /// [`Guard::admit`] on this process's state alone.
+    pub(crate) fn admit_here(&self, next: &NextAttempt) -> Admit {
         let now = since_epoch(next.now);
         let ready = now.saturating_add(saturating_nanos(next.wait));
         let until = self.until.load(Ordering::Acquire);
@@ -181,33 +251,6 @@ impl Guard for Cooldown {
             let wait = Duration::from_nanos(wait);
             self.record.waited(wait);
             Admit::Wait(wait)
-        }
-    }
-
-    fn record(&self) -> Option<&GuardRecord> {
-        Some(&self.record)
-    }
-
-    /// A `RateLimited` error with a non-zero hint closes it until then,
-    /// unless it is closed until later already. An overload (the provider
-    /// as a whole refusing work, [`Signals::is_overloaded`](crate::Signals::is_overloaded))
-    /// does not: it is the throttle's and the breaker's to hear, and the
-    /// call's own hint still holds that call.
-    fn observe(&self, outcome: &Outcome) {
-        if let AttemptResult::Failure {
-            class: ErrorClass::RateLimited,
-            hint: Some(hint),
-            ..
-        } = outcome.result
-            && !hint.is_zero()
-            && !outcome.signals.is_overloaded()
-        {
-            let now = since_epoch(outcome.now);
-            let until = now.saturating_add(saturating_nanos(hint));
-            if self.until.fetch_max(until, Ordering::AcqRel) <= now {
-                // It was open: this hint closed it.
-                self.record.changed("closed");
-            }
         }
     }
 }

@@ -14,7 +14,8 @@ use crate::key::IdempotencyKey;
 use crate::observe::{self, FailedAttempt};
 use crate::policy::Chain;
 use crate::{
-    Admit, Classify, ErrorClass, Guard, Jitter, Nested, Policy, RetryEvent, Signals, StopReason,
+    Admit, Classify, ErrorClass, Guard, Jitter, Nested, Policy, RetryBudget, RetryEvent, Signals,
+    StopReason,
 };
 
 /// What the engine decided about a failed attempt.
@@ -82,6 +83,14 @@ const PACE: u8 = 16;
 const AFTER_TIMEOUT: u8 = 32;
 /// The call's error type can say a guard refused the first attempt.
 const REFUSABLE: u8 = 64;
+/// The policy's budget answered [`Admit::Later`] at the retry's decision:
+/// the pacer awaits its [`Guard::admit_async`] after the chain's guards.
+const BUDGET_LATER: u8 = 128;
+
+/// Where the budget stands in the order the guards are asked, after the
+/// chain's (see `Policy::chain`): the index a refusal of the budget's is
+/// told by.
+pub(crate) const BUDGET_AT: usize = 4;
 
 impl<'p> Engine<'p> {
     /// A call's engine before its first attempt; `nested_key` is the key
@@ -437,11 +446,17 @@ impl<'p> Engine<'p> {
             }
         }
         next.wait = Duration::from_nanos(wait);
-        if let Some(budget) = policy.get_budget()
-            && let Admit::Stop(reason) = budget.admit(&next)
-        {
-            tell(&chain);
-            return Err(reason);
+        if let Some(budget) = policy.get_budget() {
+            match budget.admit(&next) {
+                Admit::Stop(reason) => {
+                    tell(&chain);
+                    return Err(reason);
+                }
+                // A budget kept in a store answers after the wait, just
+                // before the attempt (see `pace.rs`).
+                Admit::Later => self.flags |= PACE | BUDGET_LATER,
+                Admit::Go | Admit::Wait(_) => {}
+            }
         }
         if after_timeout {
             self.flags |= AFTER_TIMEOUT;
@@ -480,7 +495,9 @@ impl<'p> Engine<'p> {
                 guard.observe(&outcome);
             }
         }
-        if let Some(budget) = policy.get_budget() {
+        if let Some(budget) = policy.get_budget()
+            && except != Some(BUDGET_AT)
+        {
             budget.observe(&outcome);
         }
     }
@@ -519,6 +536,16 @@ impl<'p> Engine<'p> {
             now,
             self.start.map(|start| now.saturating_duration_since(start)),
         )
+    }
+
+    /// The policy's budget, if it answered [`Admit::Later`] at the retry's
+    /// decision and its answer is still to be awaited; asking clears it.
+    pub(crate) fn take_budget_later(&mut self) -> Option<&'static RetryBudget> {
+        if !self.has(BUDGET_LATER) {
+            return None;
+        }
+        self.flags &= !BUDGET_LATER;
+        self.policy.get_budget()
     }
 
     /// The guard was asked before the next attempt and let it go.

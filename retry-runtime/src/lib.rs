@@ -102,6 +102,8 @@ mod policy;
 mod polled;
 #[cfg(feature = "http")]
 pub mod rate_limits;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod refused;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;

@@ -14,9 +14,9 @@ use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
 use crate::driver::{sleep, sleep_blocking};
-use crate::engine::{Engine, ask};
+use crate::engine::{BUDGET_AT, Engine, ask};
 use crate::guard::block_on;
-use crate::{Admit, PendingAdmit, StopReason};
+use crate::{Admit, Guard, PendingAdmit, StopReason};
 
 /// What to do after a guard's answer.
 enum Then {
@@ -101,14 +101,28 @@ impl Pacer {
             }
             let at = usize::from(*this.at);
             let Some(Some(guard)) = chain.get(at) else {
-                if at >= chain.len() {
-                    engine.paced();
-                    *this.at = 0;
-                    *this.asked = false;
-                    return Poll::Ready(());
+                if at < chain.len() {
+                    *this.at += 1;
+                    continue;
                 }
-                *this.at += 1;
-                continue;
+                // After the chain, a budget kept in a store that answered
+                // `Later` at the retry's decision.
+                if this.pending.is_none()
+                    && let Some(budget) = engine.take_budget_later()
+                {
+                    *this.pending = Some(budget.admit_async(engine.next_attempt(false)));
+                }
+                let admit = match this.pending {
+                    Some(pending) => ready!(pending.as_mut().poll(cx)),
+                    None => Admit::Go,
+                };
+                *this.pending = None;
+                // A budget does not ask to wait: a wait is taken as a go.
+                let _ = settle(engine, admit, BUDGET_AT);
+                engine.paced();
+                *this.at = 0;
+                *this.asked = false;
+                return Poll::Ready(());
             };
             let admit = if let Some(pending) = this.pending {
                 let admit = ready!(pending.as_mut().poll(cx));
@@ -166,10 +180,18 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
             match settle(engine, admit, at) {
                 Then::Next => continue 'chain,
                 Then::Wait(delay) => sleep_blocking(delay),
-                Then::Stop => break 'chain,
+                Then::Stop => {
+                    engine.paced();
+                    return;
+                }
             }
             recheck = true;
         }
+    }
+    if let Some(budget) = engine.take_budget_later() {
+        let admit = block_on(budget.admit_async(engine.next_attempt(false)));
+        // A budget does not ask to wait: a wait is taken as a go.
+        let _ = settle(engine, admit, BUDGET_AT);
     }
     engine.paced();
 }

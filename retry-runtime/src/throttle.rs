@@ -175,7 +175,9 @@ pub struct Throttle {
     rate: AtomicU64,
     /// The measured send rate's bits.
     measured: AtomicU64,
-    record: GuardRecord,
+    pub(crate) record: GuardRecord,
+    #[cfg(feature = "redis")]
+    pub(crate) shared: crate::redis::ThrottleSlot,
     /// How long the other calls wait for the first answer (see
     /// [`probe_first`](Throttle::probe_first)), nanoseconds; 0 for not.
     probe_first: u64,
@@ -499,6 +501,8 @@ impl Throttle {
             probe_first: 0,
             probe: AtomicU64::new(0),
             gated: AtomicU64::new(0),
+            #[cfg(feature = "redis")]
+            shared: crate::redis::Slot::new(),
         }
     }
 
@@ -775,6 +779,52 @@ impl Guard for Throttle {
     /// wait leaves no room before the deadline. Asked again after its wait,
     /// it lets the attempt go.
     fn admit(&self, next: &NextAttempt) -> Admit {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get() {
+            // Bound to a store: a token from the lease, or a batch from
+            // the fleet's bucket (in process while Redis is down).
+            if shared.link.is_up() {
+                return shared.admit(next);
+            }
+            shared.link.local_decision();
+        }
+        self.admit_here(next)
+    }
+
+    /// Bound to a store (feature `redis`): a batch of tokens from the
+    /// fleet's bucket, or in process when Redis fails to answer.
+    fn admit_async(&self, next: NextAttempt) -> crate::PendingAdmit<'_> {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get() {
+            return shared.take(next);
+        }
+        Box::pin(std::future::ready(self.admit_here(&next)))
+    }
+
+    fn record(&self) -> Option<&GuardRecord> {
+        Some(&self.record)
+    }
+
+    /// A `RateLimited` or overloaded failure cuts the rate (and turns the
+    /// throttle on); a success raises it; another failure only counts as
+    /// sent; a retry not made gives back its token. Any reported window
+    /// (`remaining` and `reset`) replaces the last one. Bound to a store
+    /// (feature `redis`), the fleet's throttle hears the cut and the
+    /// window too.
+    fn observe(&self, outcome: &Outcome) {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get()
+            && shared.link.is_up()
+        {
+            shared.observe(outcome);
+        }
+        self.observe_here(outcome);
+    }
+}
+
+impl Throttle {
+    /// [`Guard::admit`] on this process's state alone.
+    pub(crate) fn admit_here(&self, next: &NextAttempt) -> Admit {
         // A call asked again after waiting for the first answer holds no
         // token: it is admitted afresh. (One that was dropped while
         // waiting leaves its count behind: the next call asked again
@@ -867,45 +917,20 @@ impl Guard for Throttle {
         Admit::Wait(wait)
     }
 
-    /// A `RateLimited` or overloaded failure cuts the rate (and turns the
-    /// throttle on); a success raises it; another failure only counts as
-    /// sent; a retry not made gives back its token. Any reported window
-    /// (`remaining` and `reset`) replaces the last one.
-    fn record(&self) -> Option<&GuardRecord> {
-        Some(&self.record)
-    }
-
-    fn observe(&self, outcome: &Outcome) {
+    /// [`Guard::observe`] on this process's state alone.
+    fn observe_here(&self, outcome: &Outcome) {
         if self.probe_first != 0 && outcome.result != AttemptResult::NotMade {
             // The provider answered: the calls held for it go.
             self.probe.store(HEARD, Ordering::Release);
         }
-        let signals = outcome.signals;
-        // A 429 that says where the provider's bucket stands corrects the
-        // mirror of it below; it does not cut the adaptive rate.
-        let bucket_said = signals.get_limit().is_some()
-            && signals.get_remaining().is_some()
-            && signals.get_reset().is_some();
-        let throttled = match outcome.result {
-            AttemptResult::Success => Some(false),
-            AttemptResult::Failure {
-                class: ErrorClass::RateLimited,
-                ..
-            } if bucket_said && !signals.is_overloaded() => None,
-            AttemptResult::Failure {
-                class: ErrorClass::RateLimited,
-                ..
-            } => Some(true),
-            AttemptResult::Failure { .. } if outcome.signals.is_overloaded() => Some(true),
-            AttemptResult::Failure { .. } => None,
-            AttemptResult::NotMade => {
-                let mut state = self.lock();
-                if state.enabled {
-                    state.tokens = (state.tokens + 1.0).min(state.capacity);
-                }
-                return;
+        if outcome.result == AttemptResult::NotMade {
+            let mut state = self.lock();
+            if state.enabled {
+                state.tokens = (state.tokens + 1.0).min(state.capacity);
             }
-        };
+            return;
+        }
+        let throttled = throttled(outcome);
         let now = since_epoch(outcome.now);
         let mut state = self.lock();
         match throttled {
@@ -936,6 +961,31 @@ impl Guard for Throttle {
         if engaged {
             self.engaged.store(true, Ordering::Release);
         }
+    }
+}
+
+/// What an outcome tells a throttle: `Some(true)` a throttle (a
+/// `RateLimited` or overloaded failure), `Some(false)` a success, `None`
+/// neither (another failure, an attempt not made, or a 429 that says where
+/// the provider's bucket stands: that corrects the mirror of it, and does
+/// not cut the adaptive rate).
+pub(crate) fn throttled(outcome: &Outcome) -> Option<bool> {
+    let signals = outcome.signals;
+    let bucket_said = signals.get_limit().is_some()
+        && signals.get_remaining().is_some()
+        && signals.get_reset().is_some();
+    match outcome.result {
+        AttemptResult::Success => Some(false),
+        AttemptResult::Failure {
+            class: ErrorClass::RateLimited,
+            ..
+        } if bucket_said && !signals.is_overloaded() => None,
+        AttemptResult::Failure {
+            class: ErrorClass::RateLimited,
+            ..
+        } => Some(true),
+        AttemptResult::Failure { .. } if signals.is_overloaded() => Some(true),
+        AttemptResult::Failure { .. } | AttemptResult::NotMade => None,
     }
 }
 

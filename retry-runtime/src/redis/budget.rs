@@ -1,0 +1,109 @@
+//! A [`RetryBudget`] shared through Redis: each retry takes its tokens
+//! from the fleet's bucket in one script call; refunds are sent in a batch
+//! every refresh.
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::scripts::BUDGET_SCRIPT;
+use super::{BUDGET_IDLE, BindError, Link, Member, Shareable, Slot, futures_lite::BoxedSync};
+use crate::{Admit, PendingAdmit, RetryBudget, StopReason};
+
+pub(crate) struct SharedBudget {
+    pub(crate) link: Arc<Link>,
+    key: Arc<str>,
+    capacity: u32,
+    /// Refunds not sent yet.
+    pending: AtomicU32,
+    /// The fleet's tokens as last read.
+    balance: AtomicU32,
+}
+
+pub(crate) type BudgetSlot = Slot<SharedBudget>;
+
+impl SharedBudget {
+    /// A retry's tokens from the fleet's bucket: `None` when Redis is down
+    /// (the local bucket pays).
+    pub(crate) fn take<'a>(&'static self, local: &'a RetryBudget, cost: u32) -> PendingAdmit<'a> {
+        let answer = self.link.decide::<(i64, i64)>(
+            &BUDGET_SCRIPT,
+            &self.key,
+            vec![1, i64::from(cost), i64::from(self.capacity), ttl()],
+        );
+        Box::pin(async move {
+            match answer.await {
+                Some((taken, balance)) => {
+                    self.balance
+                        .store(u32::try_from(balance).unwrap_or(0), Ordering::Relaxed);
+                    if taken == 1 {
+                        Admit::Go
+                    } else {
+                        Admit::Stop(StopReason::Budget)
+                    }
+                }
+                None => {
+                    self.link.local_decision();
+                    if local.try_acquire(cost) {
+                        Admit::Go
+                    } else {
+                        Admit::Stop(StopReason::Budget)
+                    }
+                }
+            }
+        })
+    }
+
+    /// Keeps `amount` to send with the next refresh.
+    pub(crate) fn refund(&self, amount: u32) {
+        self.pending.fetch_add(amount, Ordering::Relaxed);
+    }
+
+    /// The fleet's tokens as last read (less the refunds not sent).
+    pub(crate) fn balance(&self) -> u32 {
+        self.balance.load(Ordering::Relaxed)
+    }
+}
+
+fn ttl() -> i64 {
+    super::micros(BUDGET_IDLE) / 1000
+}
+
+impl Member for SharedBudget {
+    fn sync(&'static self) -> BoxedSync {
+        Box::pin(async move {
+            let refund = self.pending.swap(0, Ordering::Relaxed);
+            let (op, amount) = if refund == 0 { (2, 0) } else { (0, refund) };
+            let args = [op, i64::from(amount), i64::from(self.capacity), ttl()];
+            match self
+                .link
+                .run::<(i64, i64)>(&BUDGET_SCRIPT, &self.key, &args)
+                .await
+            {
+                Some((_, balance)) => self
+                    .balance
+                    .store(u32::try_from(balance).unwrap_or(0), Ordering::Relaxed),
+                // Not sent: kept for the next time.
+                None => {
+                    self.pending.fetch_add(refund, Ordering::Relaxed);
+                }
+            }
+        })
+    }
+}
+
+impl Shareable for RetryBudget {
+    fn bind_to(&'static self, link: &Arc<Link>, key: String) -> Result<(), BindError> {
+        let shared = self.shared.set(|| SharedBudget {
+            link: Arc::clone(link),
+            key: key.into(),
+            capacity: self.capacity(),
+            pending: AtomicU32::new(0),
+            balance: AtomicU32::new(self.capacity()),
+        })?;
+        link.join(shared);
+        Ok(())
+    }
+
+    fn kind(&self) -> &'static str {
+        "budget"
+    }
+}

@@ -1,0 +1,147 @@
+//! A [`Cooldown`] shared through Redis: closed on the server's clock by
+//! any process's hint; each process mirrors the reopening time, so an open
+//! cooldown costs no round trip; a waiter's turn is the fleet's.
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::scripts::COOLDOWN_SCRIPT;
+use super::{
+    BindError, COOLDOWN_IDLE, Link, Member, Shareable, Slot, from_micros, futures_lite::BoxedSync,
+    micros,
+};
+use crate::clock::MIN_ATTEMPT_NANOS;
+use crate::cooldown::since_epoch;
+use crate::{Admit, Cooldown, NextAttempt, PendingAdmit, StopReason};
+
+pub(crate) struct SharedCooldown {
+    pub(crate) link: Arc<Link>,
+    key: Arc<str>,
+    cooldown: &'static Cooldown,
+}
+
+pub(crate) type CooldownSlot = Slot<SharedCooldown>;
+
+fn idle() -> i64 {
+    micros(COOLDOWN_IDLE) / 1000
+}
+
+impl SharedCooldown {
+    /// Mirrors the fleet's reopening time and queue, `closed` and `queued`
+    /// from `now`.
+    fn mirror(&self, now: Instant, closed: i64, queued: i64) {
+        let now = since_epoch(now);
+        let nanos = |us: i64| crate::backoff::saturating_nanos(from_micros(us));
+        if closed > 0 {
+            self.cooldown
+                .until
+                .fetch_max(now.saturating_add(nanos(closed)), Ordering::AcqRel);
+        }
+        if queued > 0 {
+            self.cooldown
+                .next_release
+                .fetch_max(now.saturating_add(nanos(queued)), Ordering::AcqRel);
+        }
+    }
+
+    /// A waiter's turn in the fleet's queue.
+    pub(crate) fn turn(&'static self, next: NextAttempt) -> PendingAdmit<'static> {
+        let longest = next.deadline_left.map_or(next.max_retry_after, |left| {
+            next.max_retry_after
+                .min(left.saturating_sub(Duration::from_nanos(MIN_ATTEMPT_NANOS)))
+        });
+        let answer = self.link.decide::<(i64, i64, i64)>(
+            &COOLDOWN_SCRIPT,
+            &self.key,
+            vec![
+                2,
+                micros(next.wait),
+                micros(self.cooldown.get_spacing()),
+                micros(longest),
+                idle(),
+            ],
+        );
+        Box::pin(async move {
+            let Some((code, wait, closed)) = answer.await else {
+                self.link.local_decision();
+                return self.cooldown.admit_here(&next);
+            };
+            self.mirror(next.now, closed, 0);
+            match code {
+                2 => Admit::Go,
+                1 if wait <= 0 => Admit::Go,
+                1 => {
+                    let wait = from_micros(wait);
+                    self.cooldown.record.waited(wait);
+                    Admit::Wait(wait)
+                }
+                _ => {
+                    self.cooldown.record.stopped();
+                    Admit::Stop(StopReason::Cooldown)
+                }
+            }
+        })
+    }
+
+    /// Closes the fleet's cooldown for `hint` from the server's now.
+    pub(crate) fn close(&'static self, hint: Duration) {
+        let sent = Instant::now();
+        self.link.push::<(i64, i64), _>(
+            &COOLDOWN_SCRIPT,
+            &self.key,
+            vec![1, micros(hint), 0, 0, idle()],
+            move |(closed, queued)| self.mirror(sent, closed, queued),
+        );
+    }
+}
+
+impl Member for SharedCooldown {
+    fn sync(&'static self) -> BoxedSync {
+        Box::pin(async move {
+            let now = Instant::now();
+            if let Some((closed, queued)) = self
+                .link
+                .run::<(i64, i64)>(&COOLDOWN_SCRIPT, &self.key, &[0, 0, 0, 0, idle()])
+                .await
+            {
+                self.mirror(now, closed, queued);
+            }
+        })
+    }
+
+    /// What this process learned while Redis was down: its own closing.
+    fn rebuild(&'static self) -> BoxedSync {
+        Box::pin(async move {
+            let now = Instant::now();
+            let left = self.cooldown.reopens_in_at(now);
+            let op = if left.is_zero() { 0 } else { 1 };
+            if let Some((closed, queued)) = self
+                .link
+                .run::<(i64, i64)>(
+                    &COOLDOWN_SCRIPT,
+                    &self.key,
+                    &[op, micros(left), 0, 0, idle()],
+                )
+                .await
+            {
+                self.mirror(now, closed, queued);
+            }
+        })
+    }
+}
+
+impl Shareable for Cooldown {
+    fn bind_to(&'static self, link: &Arc<Link>, key: String) -> Result<(), BindError> {
+        let shared = self.shared.set(|| SharedCooldown {
+            link: Arc::clone(link),
+            key: key.into(),
+            cooldown: self,
+        })?;
+        link.join(shared);
+        Ok(())
+    }
+
+    fn kind(&self) -> &'static str {
+        "cooldown"
+    }
+}

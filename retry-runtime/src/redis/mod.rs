@@ -1,0 +1,670 @@
+//! Provider guards shared across processes through Redis (feature `redis`).
+//!
+//! A [`RetryBudget`](crate::RetryBudget), [`Cooldown`](crate::Cooldown),
+//! [`Throttle`](crate::Throttle) or [`Breaker`](crate::Breaker) declared as
+//! a `static` keeps its state in process. Bound at start-up to a name in a
+//! [`Store`], it shares that state with every process bound to the same
+//! name of the same Redis: one budget, one cooldown, one throttle rate,
+//! one breaker state for the fleet.
+//!
+//! ```no_run
+//! use tenacious::redis::Store;
+//! use tenacious::{Breaker, Cooldown, Policy, RetryBudget, Throttle};
+//!
+//! static BUDGET: RetryBudget = RetryBudget::new();
+//! static COOLDOWN: Cooldown = Cooldown::new();
+//! static THROTTLE: Throttle = Throttle::new();
+//! static BREAKER: Breaker = Breaker::new();
+//! const POLICY: Policy = Policy::new()
+//!     .budget(&BUDGET)
+//!     .cooldown(&COOLDOWN)
+//!     .throttle(&THROTTLE)
+//!     .breaker(&BREAKER);
+//!
+//! # async fn start() -> Result<(), Box<dyn std::error::Error>> {
+//! // Never fails for a server that is down: the guards keep to their
+//! // local state until it answers.
+//! let store = Store::connect("redis://127.0.0.1:6379").await?;
+//! store.bind(&BUDGET, "openai")?;
+//! store.bind(&COOLDOWN, "openai")?;
+//! store.bind(&THROTTLE, "openai")?;
+//! store.bind(&BREAKER, "openai")?;
+//! # Ok(()) }
+//! ```
+//!
+//! # How it is shared
+//!
+//! Every decision that needs the fleet's state is one Lua script, run with
+//! `EVALSHA` (loaded again after a `NOSCRIPT`, as after a restart), that
+//! reads the server's `TIME`: the clocks of the clients never enter a
+//! shared time, so a client whose clock is behind cannot shorten a
+//! cooldown. Scripts answer in durations from the server's now, which a
+//! client adds to its own.
+//!
+//! What stays in process, so an attempt does not pay a round trip:
+//!
+//! | guard | in process | a round trip |
+//! |---|---|---|
+//! | `RetryBudget` | a first attempt; refunds, sent in one batch per [`refresh`](StoreConfig::refresh) | each retry takes its tokens |
+//! | `Cooldown` | open: a mirror of the shared reopening time, read every `refresh` and pushed with every closing | closed: a waiter's turn |
+//! | `Throttle` | off; a lease of tokens taken in a batch (50 ms of the rate) | when the lease is spent |
+//! | `Breaker` | closed or open: a mirror of the shared state; outcomes sent in one batch per `refresh` | half-open: a probe's slot |
+//!
+//! # Keys
+//!
+//! One key per guard, `{prefix}:{name}:{kind}`, the name in braces as a
+//! hash tag, so the keys of one provider's guards share a slot on Redis
+//! Cluster: `tenacious:{openai}:budget` (a string, the tokens left),
+//! `…:cooldown`, `…:throttle`, `…:breaker` (hashes). Each expires when
+//! idle: a budget after [`BUDGET_IDLE`] without a retry or refund (a
+//! missing budget starts full), a cooldown [`COOLDOWN_IDLE`] after it
+//! reopens, a throttle after [`THROTTLE_IDLE`], a breaker after
+//! [`BREAKER_IDLE`] beyond its window and open period.
+//!
+//! # When Redis fails
+//!
+//! No decision waits longer than [`timeout`](StoreConfig::timeout)
+//! (default 50 ms) for Redis. A decision that fails or times out is taken
+//! by the guard's local state, and the store counts as down: until a
+//! `PING` every `refresh` answers again, every guard decides in process,
+//! without trying Redis. The change is logged once per transition
+//! (`tracing`, target `tenacious::redis`: WARN when down, INFO when up),
+//! counted in [`Store::stats`] and, with feature `metrics`, in
+//! `tenacious_store_{down,up}_total` and `tenacious_store_local_decisions_total`.
+//! Back up, each guard pushes what it learned meanwhile (a cooldown's
+//! reopening time, a breaker's counts) and reads the shared state again; a
+//! Redis restarted empty starts each guard afresh (a budget full).
+//!
+//! While down, each process keeps to its own limits: the fleet's are at
+//! most the number of processes times one guard's (a budget of 500
+//! tokens over 4 processes allows up to 4 × 100 retries; a throttle's rate
+//! is each process's own).
+use std::fmt;
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use ::redis as rs;
+
+mod breaker;
+mod budget;
+mod cooldown;
+mod scripts;
+mod throttle;
+
+pub(crate) use breaker::BreakerSlot;
+pub(crate) use budget::BudgetSlot;
+pub(crate) use cooldown::CooldownSlot;
+pub(crate) use throttle::ThrottleSlot;
+
+/// How long a budget's key lives without a retry or a refund: 1 hour.
+pub const BUDGET_IDLE: Duration = Duration::from_secs(3600);
+/// How long a cooldown's key lives after it reopens: 60 s.
+pub const COOLDOWN_IDLE: Duration = Duration::from_secs(60);
+/// How long a throttle's key lives without a call: 10 minutes.
+pub const THROTTLE_IDLE: Duration = Duration::from_secs(600);
+/// How long a breaker's key lives beyond its window and open period
+/// without an outcome: 60 s.
+pub const BREAKER_IDLE: Duration = Duration::from_secs(60);
+
+/// A connection to the Redis that a fleet's guards share, and the guards
+/// bound to it. See the [module's docs](self).
+///
+/// Cloning it is cheap: the clones share the connection. The connection
+/// and a task that keeps the guards' mirrors fresh run on the tokio
+/// runtime [`connect`](Store::connect) was called on; a blocking call
+/// (`retry_blocking`, a sync `#[retry]` fn) on any thread uses them too.
+#[derive(Clone)]
+pub struct Store {
+    link: Arc<Link>,
+}
+
+/// The settings of a [`Store`].
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::redis::StoreConfig;
+///
+/// let config = StoreConfig::new()
+///     .prefix("agents")
+///     .timeout(Duration::from_millis(20))
+///     .refresh(Duration::from_millis(50));
+/// assert_eq!(config.get_timeout(), Duration::from_millis(20));
+/// assert_eq!(StoreConfig::new().get_prefix(), "tenacious");
+/// ```
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    prefix: String,
+    timeout: Duration,
+    refresh: Duration,
+}
+
+impl StoreConfig {
+    /// The defaults: prefix `tenacious`, [`TIMEOUT`](StoreConfig::TIMEOUT),
+    /// [`REFRESH`](StoreConfig::REFRESH).
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            prefix: "tenacious".to_owned(),
+            timeout: Self::TIMEOUT,
+            refresh: Self::REFRESH,
+        }
+    }
+
+    /// The longest a decision waits for Redis: 50 ms.
+    pub const TIMEOUT: Duration = Duration::from_millis(50);
+    /// How often the mirrors are read and batches sent: 100 ms.
+    pub const REFRESH: Duration = Duration::from_millis(100);
+
+    /// The first part of every key. Default `tenacious`.
+    #[must_use]
+    pub fn prefix(self, prefix: &str) -> Self {
+        Self {
+            prefix: prefix.to_owned(),
+            ..self
+        }
+    }
+
+    /// The longest a decision (or a connection attempt) waits for Redis
+    /// before the guard decides in process. Default
+    /// [`TIMEOUT`](StoreConfig::TIMEOUT); at least 1 ms.
+    #[must_use]
+    pub fn timeout(self, timeout: Duration) -> Self {
+        Self {
+            timeout: timeout.max(Duration::from_millis(1)),
+            ..self
+        }
+    }
+
+    /// How often each guard's mirror is read from Redis and its batch sent
+    /// (a budget's refunds, a breaker's outcomes), and how often a store
+    /// that is down tries Redis again. Default
+    /// [`REFRESH`](StoreConfig::REFRESH); at least 1 ms.
+    #[must_use]
+    pub fn refresh(self, refresh: Duration) -> Self {
+        Self {
+            refresh: refresh.max(Duration::from_millis(1)),
+            ..self
+        }
+    }
+
+    /// The prefix set by [`prefix`](StoreConfig::prefix).
+    #[must_use]
+    pub fn get_prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The timeout set by [`timeout`](StoreConfig::timeout).
+    #[must_use]
+    pub const fn get_timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The period set by [`refresh`](StoreConfig::refresh).
+    #[must_use]
+    pub const fn get_refresh(&self) -> Duration {
+        self.refresh
+    }
+}
+
+impl Default for StoreConfig {
+    /// [`StoreConfig::new`].
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a [`Store`] counted since it connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct StoreStats {
+    /// Whether Redis answers now.
+    pub up: bool,
+    /// Script calls Redis answered.
+    pub round_trips: u64,
+    /// Script calls that failed or ran out of the timeout.
+    pub failures: u64,
+    /// Of those, the ones that ran out of the timeout.
+    pub timeouts: u64,
+    /// Decisions a bound guard took in process because Redis was down.
+    pub local_decisions: u64,
+    /// Times the store went down.
+    pub downs: u64,
+    /// Times it came back up.
+    pub ups: u64,
+}
+
+/// Why [`Store::connect`] failed: the URL is not one redis-rs can use.
+/// (An unreachable server is no error: the guards decide in process until
+/// it answers.)
+#[derive(Debug)]
+pub struct StoreError(rs::RedisError);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot use this Redis URL: {}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// Why [`Store::bind`] refused a guard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BindError {
+    /// The guard is bound already (to this store or another): a guard is
+    /// bound once, at start-up, for the life of the process.
+    AlreadyBound,
+    /// The name is empty, longer than 200 bytes, or holds a brace (it is
+    /// the key's hash tag).
+    BadName(String),
+}
+
+impl fmt::Display for BindError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::AlreadyBound => f.write_str("this guard is bound to a store already"),
+            Self::BadName(name) => write!(
+                f,
+                "{name:?} cannot name a shared guard: 1 to 200 bytes, no braces"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BindError {}
+
+/// A guard a [`Store`] can share: [`RetryBudget`](crate::RetryBudget),
+/// [`Cooldown`](crate::Cooldown), [`Throttle`](crate::Throttle),
+/// [`Breaker`](crate::Breaker). Sealed.
+pub trait Shareable: sealed::Sealed + Sync + 'static {
+    /// Binds `self` to `key` of `link`'s Redis.
+    #[doc(hidden)]
+    fn bind_to(&'static self, link: &Arc<Link>, key: String) -> Result<(), BindError>;
+    /// What the key names: `budget`, `cooldown`, `throttle`, `breaker`.
+    #[doc(hidden)]
+    fn kind(&self) -> &'static str;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for crate::RetryBudget {}
+    impl Sealed for crate::Cooldown {}
+    impl Sealed for crate::Throttle {}
+    impl Sealed for crate::Breaker {}
+}
+
+impl Store {
+    /// Connects to the Redis at `url` (`redis://host:port/db`) with
+    /// [`StoreConfig::new`]. See [`connect_with`](Store::connect_with).
+    ///
+    /// # Errors
+    ///
+    /// Only for a URL redis-rs cannot use.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_with(url, StoreConfig::new()).await
+    }
+
+    /// Connects to the Redis at `url`, waiting at most the config's
+    /// [`timeout`](StoreConfig::timeout) for a first `PING`. A server that
+    /// does not answer is no error: the store starts down, its guards
+    /// decide in process, and it tries again every
+    /// [`refresh`](StoreConfig::refresh). Must be called on a tokio
+    /// runtime, which then runs the connection.
+    ///
+    /// # Errors
+    ///
+    /// Only for a URL redis-rs cannot use.
+    pub async fn connect_with(url: &str, config: StoreConfig) -> Result<Self, StoreError> {
+        let client = rs::Client::open(url).map_err(StoreError)?;
+        let manager = rs::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(config.timeout))
+            .set_response_timeout(Some(config.timeout))
+            .set_number_of_retries(1)
+            .set_min_delay(Duration::from_millis(10))
+            .set_max_delay(config.refresh);
+        let conn = rs::aio::ConnectionManager::new_lazy_with_config(client, manager)
+            .map_err(StoreError)?;
+        let link = Arc::new(Link {
+            conn,
+            handle: tokio::runtime::Handle::current(),
+            timeout: config.timeout,
+            refresh: config.refresh,
+            prefix: config.prefix,
+            up: AtomicBool::new(false),
+            members: Mutex::new(Vec::new()),
+            counts: Counts::default(),
+        });
+        if link.ping().await {
+            link.up.store(true, Ordering::Release);
+        } else {
+            link.counts.downs.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                target: "tenacious::redis",
+                "redis store unreachable at start-up; the guards decide in process until it answers"
+            );
+        }
+        tokio::spawn(refresh_loop(Arc::downgrade(&link)));
+        Ok(Self { link })
+    }
+
+    /// Binds `guard` to `name`: from now on it shares its state with every
+    /// process bound to the same name and kind in the same Redis, under
+    /// the key `{prefix}:{name}:{kind}`.
+    ///
+    /// # Errors
+    ///
+    /// [`BindError::AlreadyBound`] for a guard bound before,
+    /// [`BindError::BadName`] for an empty name, one over 200 bytes or one
+    /// with a brace.
+    pub fn bind<G: Shareable>(&self, guard: &'static G, name: &str) -> Result<(), BindError> {
+        if name.is_empty() || name.len() > 200 || name.contains(['{', '}']) {
+            return Err(BindError::BadName(name.to_owned()));
+        }
+        let key = format!("{}:{{{name}}}:{}", self.link.prefix, guard.kind());
+        guard.bind_to(&self.link, key)
+    }
+
+    /// Whether Redis answered the last decision (or the last `PING`).
+    #[must_use]
+    pub fn is_up(&self) -> bool {
+        self.link.is_up()
+    }
+
+    /// What the store counted since it connected.
+    #[must_use]
+    pub fn stats(&self) -> StoreStats {
+        let c = &self.link.counts;
+        StoreStats {
+            up: self.link.is_up(),
+            round_trips: c.round_trips.load(Ordering::Relaxed),
+            failures: c.failures.load(Ordering::Relaxed),
+            timeouts: c.timeouts.load(Ordering::Relaxed),
+            local_decisions: c.local.load(Ordering::Relaxed),
+            downs: c.downs.load(Ordering::Relaxed),
+            ups: c.ups.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Sends what the bound guards batch (refunds, outcomes) and reads
+    /// their mirrors now, rather than at the next refresh: for a process
+    /// about to exit, and for tests.
+    pub async fn sync(&self) {
+        self.link.sync_all().await;
+    }
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("prefix", &self.link.prefix)
+            .field("up", &self.link.is_up())
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct Counts {
+    round_trips: AtomicU64,
+    failures: AtomicU64,
+    timeouts: AtomicU64,
+    local: AtomicU64,
+    downs: AtomicU64,
+    ups: AtomicU64,
+}
+
+/// A bound guard's part the refresh loop keeps fresh.
+pub(crate) trait Member: Send + Sync {
+    /// Sends its batch and reads its mirror.
+    fn sync(&'static self) -> futures_lite::BoxedSync;
+    /// After Redis came back: pushes what it learned while it was down.
+    fn rebuild(&'static self) -> futures_lite::BoxedSync {
+        self.sync()
+    }
+}
+
+pub(crate) mod futures_lite {
+    /// The future of a [`Member`](super::Member)'s work.
+    pub(crate) type BoxedSync = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+}
+
+/// The connection a store's guards share.
+#[doc(hidden)]
+pub struct Link {
+    conn: rs::aio::ConnectionManager,
+    handle: tokio::runtime::Handle,
+    timeout: Duration,
+    refresh: Duration,
+    prefix: String,
+    up: AtomicBool,
+    members: Mutex<Vec<&'static dyn Member>>,
+    counts: Counts,
+}
+
+impl Link {
+    pub(crate) fn is_up(&self) -> bool {
+        self.up.load(Ordering::Acquire)
+    }
+
+    /// Counts a decision a bound guard took in process, Redis being down.
+    pub(crate) fn local_decision(&self) {
+        self.counts.local.fetch_add(1, Ordering::Relaxed);
+        #[cfg(feature = "metrics")]
+        metrics::counter!("tenacious_store_local_decisions_total").increment(1);
+    }
+
+    pub(crate) fn join(&self, member: &'static dyn Member) {
+        self.members
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(member);
+    }
+
+    fn members(&self) -> Vec<&'static dyn Member> {
+        self.members
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    async fn ping(&self) -> bool {
+        let mut conn = self.conn.clone();
+        matches!(
+            tokio::time::timeout(
+                self.timeout,
+                rs::cmd("PING").query_async::<String>(&mut conn)
+            )
+            .await,
+            Ok(Ok(_))
+        )
+    }
+
+    fn went_down(&self, why: &str) {
+        if self.up.swap(false, Ordering::AcqRel) {
+            self.counts.downs.fetch_add(1, Ordering::Relaxed);
+            #[cfg(feature = "metrics")]
+            metrics::counter!("tenacious_store_down_total").increment(1);
+            tracing::warn!(
+                target: "tenacious::redis",
+                error = why,
+                "redis store down; the guards decide in process until it answers"
+            );
+        }
+    }
+
+    fn came_up(&self) -> bool {
+        if self.up.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        self.counts.ups.fetch_add(1, Ordering::Relaxed);
+        #[cfg(feature = "metrics")]
+        metrics::counter!("tenacious_store_up_total").increment(1);
+        tracing::info!(
+            target: "tenacious::redis",
+            "redis store up again; the guards share their state again"
+        );
+        true
+    }
+
+    /// Runs `script` on `key` with `args`, at most the timeout: `None` when
+    /// Redis failed to answer in time (and the store is then down).
+    pub(crate) async fn run<T: rs::FromRedisValue>(
+        &self,
+        script: &'static rs::Script,
+        key: &str,
+        args: &[i64],
+    ) -> Option<T> {
+        let mut conn = self.conn.clone();
+        let mut invocation = script.key(key);
+        for arg in args {
+            invocation.arg(*arg);
+        }
+        match tokio::time::timeout(self.timeout, invocation.invoke_async::<T>(&mut conn)).await {
+            Ok(Ok(value)) => {
+                self.counts.round_trips.fetch_add(1, Ordering::Relaxed);
+                Some(value)
+            }
+            Ok(Err(error)) => {
+                self.counts.failures.fetch_add(1, Ordering::Relaxed);
+                self.went_down(&error.to_string());
+                None
+            }
+            Err(_) => {
+                self.counts.failures.fetch_add(1, Ordering::Relaxed);
+                self.counts.timeouts.fetch_add(1, Ordering::Relaxed);
+                self.went_down("timed out");
+                None
+            }
+        }
+    }
+
+    /// [`run`](Link::run) on the store's runtime, for a caller on any
+    /// thread (a blocking call blocks on it): `None` too when that runtime
+    /// is gone.
+    pub(crate) fn decide<T: rs::FromRedisValue + Send + 'static>(
+        self: &Arc<Self>,
+        script: &'static rs::Script,
+        key: &Arc<str>,
+        args: Vec<i64>,
+    ) -> impl Future<Output = Option<T>> + Send + 'static {
+        let link = Arc::clone(self);
+        let key = Arc::clone(key);
+        let task = self
+            .handle
+            .spawn(async move { link.run::<T>(script, &key, &args).await });
+        async move { task.await.ok().flatten() }
+    }
+
+    /// [`run`](Link::run) in the background, its answer handed to `then`.
+    pub(crate) fn push<T, F>(
+        self: &Arc<Self>,
+        script: &'static rs::Script,
+        key: &Arc<str>,
+        args: Vec<i64>,
+        then: F,
+    ) where
+        T: rs::FromRedisValue + Send + 'static,
+        F: FnOnce(T) + Send + 'static,
+    {
+        let link = Arc::clone(self);
+        let key = Arc::clone(key);
+        drop(self.handle.spawn(async move {
+            if let Some(value) = link.run::<T>(script, &key, &args).await {
+                then(value);
+            }
+        }));
+    }
+
+    async fn sync_all(&self) {
+        if !self.is_up() {
+            if !self.ping().await || !self.came_up() {
+                return;
+            }
+            for member in self.members() {
+                member.rebuild().await;
+            }
+            return;
+        }
+        for member in self.members() {
+            member.sync().await;
+        }
+    }
+}
+
+impl fmt::Debug for Link {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Link")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every `refresh`: a store that is up sends its guards' batches and reads
+/// their mirrors; one that is down tries a `PING`, and once Redis answers,
+/// its guards push what they learned meanwhile.
+async fn refresh_loop(link: std::sync::Weak<Link>) {
+    loop {
+        let Some(strong) = link.upgrade() else { return };
+        let period = strong.refresh;
+        strong.sync_all().await;
+        drop(strong);
+        tokio::time::sleep(period).await;
+    }
+}
+
+/// Where a bound guard keeps its shared part: set once, read with one
+/// load. `ManuallyDrop`, so a guard's `const` builders compile (the
+/// shared part lives as long as the `static` guard).
+pub(crate) struct Slot<T: 'static>(ManuallyDrop<OnceLock<&'static T>>);
+
+impl<T> Slot<T> {
+    pub(crate) const fn new() -> Self {
+        Self(ManuallyDrop::new(OnceLock::new()))
+    }
+
+    /// The shared part, when the guard is bound.
+    #[inline]
+    pub(crate) fn get(&self) -> Option<&'static T> {
+        self.0.get().copied()
+    }
+
+    /// Binds the guard: `make` builds its shared part, kept for the
+    /// process's life.
+    pub(crate) fn set(&self, make: impl FnOnce() -> T) -> Result<&'static T, BindError> {
+        let mut fresh = false;
+        let shared = *self.0.get_or_init(|| {
+            fresh = true;
+            Box::leak(Box::new(make()))
+        });
+        if fresh {
+            Ok(shared)
+        } else {
+            Err(BindError::AlreadyBound)
+        }
+    }
+}
+
+impl<T> fmt::Debug for Slot<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.get().is_some() {
+            "bound"
+        } else {
+            "in process"
+        })
+    }
+}
+
+/// Microseconds of `d`, saturating at `i64::MAX`.
+pub(crate) fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+/// The duration of `us` microseconds from a script (0 for a negative one).
+pub(crate) fn from_micros(us: i64) -> Duration {
+    Duration::from_micros(u64::try_from(us).unwrap_or(0))
+}

@@ -1,0 +1,309 @@
+//! The Lua scripts of the shared guards: one per guard kind, each decision
+//! one call. Every script reads the server's `TIME` (microseconds) and
+//! answers in microseconds from it; numbers are written with `%d` or
+//! `%.17g`, never Lua's default `%.14g`, which would round a time.
+use std::sync::LazyLock;
+
+use ::redis::Script;
+
+/// What every script starts with: effects replication (the default from
+/// Redis 5, asked for on older servers, where `TIME` before a write needs
+/// it), the server's now, and number formatting that keeps every digit.
+const PRELUDE: &str = r"
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local function d(x) return string.format('%d', x) end
+local function g(x) return string.format('%.17g', x) end
+local function load(key)
+  local flat = redis.call('HGETALL', key)
+  local s = {}
+  for i = 1, #flat, 2 do s[flat[i]] = tonumber(flat[i + 1]) end
+  return s
+end
+";
+
+/// `KEYS[1]`: the tokens left (a string; missing: full).
+/// `ARGV`: op (1 take, 0 refund, 2 read), amount, capacity, ttl ms.
+/// Answers `{taken (1 or 0), tokens left}`.
+const BUDGET: &str = r"
+local cap = tonumber(ARGV[3])
+local b = tonumber(redis.call('GET', KEYS[1])) or cap
+if b > cap then b = cap end
+local op = ARGV[1]
+local ok = 1
+if op == '2' then return {1, b} end
+if op == '1' then
+  local cost = tonumber(ARGV[2])
+  if b >= cost then b = b - cost else ok = 0 end
+else
+  b = math.min(cap, b + tonumber(ARGV[2]))
+end
+redis.call('SET', KEYS[1], d(b), 'PX', ARGV[4])
+return {ok, b}
+";
+
+/// `KEYS[1]`: a hash, `u` closed until, `r` the next waiter's turn (µs of
+/// server time). `ARGV`: op (0 read, 1 close, 2 turn), a, b, c, idle ms.
+/// - close(hint µs): closed until now + hint unless later already.
+/// - turn(planned µs, spacing µs, longest wait µs): a waiter's turn.
+///
+/// Answers read and close `{closed for, queued for}`; turn `{code, wait,
+/// closed for}`, code 2 open (go), 1 wait, 0 too long (stop).
+const COOLDOWN: &str = r"
+local u = tonumber(redis.call('HGET', KEYS[1], 'u')) or 0
+local r = tonumber(redis.call('HGET', KEYS[1], 'r')) or 0
+local op = ARGV[1]
+local idle = tonumber(ARGV[5])
+local function keep(last)
+  redis.call('PEXPIRE', KEYS[1], math.floor(math.max(last - now, 0) / 1000) + idle)
+end
+if op == '1' then
+  local nu = now + tonumber(ARGV[2])
+  if nu > u then
+    u = nu
+    redis.call('HSET', KEYS[1], 'u', d(u))
+    keep(math.max(u, r))
+  end
+elseif op == '2' then
+  local ready = now + tonumber(ARGV[2])
+  if u <= ready and r <= ready then return {2, 0, math.max(u - now, 0)} end
+  local turn = math.max(r, u, ready)
+  if turn - ready > tonumber(ARGV[4]) then return {0, turn - ready, math.max(u - now, 0)} end
+  r = turn + tonumber(ARGV[3])
+  redis.call('HSET', KEYS[1], 'r', d(r))
+  keep(math.max(u, r))
+  return {1, turn - ready, math.max(u - now, 0)}
+end
+return {math.max(u - now, 0), math.max(r - now, 0)}
+";
+
+/// `KEYS[1]`: a hash, the fleet's throttle: `on`, `rate` (per second),
+/// `tok` and `cap` (its bucket), `t` (last refill), `wmax` and `tthr`
+/// (CUBIC's last maximum and last throttle), `hdr` (paced by headers),
+/// `meas`, `mt`, `mc` (the measured send rate, in half-second buckets).
+/// `ARGV`: op (0 read, 1 take, 2 throttle, 3 report), a, b, c, least
+/// rate (‰ per second), greatest rate (‰, 0 none), idle ms.
+/// - take(n, planned µs, longest wait µs): up to n tokens, or one
+///   reserved with its wait.
+/// - throttle(): a cut (β 0.7) of the rate from the measured one.
+/// - report(limit, remaining, reset µs): pace by the provider's bucket,
+///   refilling at (limit − remaining) / reset.
+///
+/// Answers `{tokens granted, wait µs, rate ‰, on}`.
+const THROTTLE: &str = r"
+local s = load(KEYS[1])
+local on = s.on or 0
+local rate = s.rate or 0
+local tok = s.tok or 0
+local last = s.t or now
+local cap = s.cap or 1
+local wmax = s.wmax or 0
+local tthr = s.tthr or now
+local hdr = s.hdr or 0
+local meas = s.meas or 0
+local mt = s.mt or math.floor(now / 500000) / 2
+local mc = s.mc or 0
+local minr = tonumber(ARGV[5]) / 1000
+local maxr = tonumber(ARGV[6]) / 1000
+if maxr <= 0 then maxr = 1e12 end
+local op = ARGV[1]
+local function answer(granted, wait)
+  return {math.floor(granted), math.floor(math.max(wait, 0)), math.floor(rate * 1000), on}
+end
+if op == '0' then return answer(0, 0) end
+local function measure(n)
+  local b = math.floor(now / 500000) / 2
+  mc = mc + n
+  if b > mt then
+    meas = (mc / (b - mt)) * 0.8 + meas * 0.2
+    mc = 0
+    mt = b
+  end
+end
+local function refill()
+  if on == 1 then tok = math.min(cap, tok + rate * (now - last) / 1e6) end
+  last = now
+end
+local function bound(x) return math.max(minr, math.min(maxr, x)) end
+local function save()
+  redis.call('HSET', KEYS[1], 'on', on, 'rate', g(rate), 'tok', g(tok), 't', d(last),
+    'cap', g(cap), 'wmax', g(wmax), 'tthr', d(tthr), 'hdr', hdr, 'meas', g(meas),
+    'mt', g(mt), 'mc', g(mc))
+  redis.call('PEXPIRE', KEYS[1], ARGV[7])
+end
+if op == '1' then
+  local n = tonumber(ARGV[2])
+  measure(n)
+  if on == 0 then
+    save()
+    return answer(n, 0)
+  end
+  refill()
+  if hdr == 0 then
+    -- CUBIC's growth since the last throttle, at most twice the measured rate
+    local k = ((wmax * 0.3) / 0.4) ^ (1 / 3)
+    local dt = (now - tthr) / 1e6
+    local cubic = 0.4 * (dt - k) ^ 3 + wmax
+    rate = bound(math.min(cubic, math.max(2 * meas, minr)))
+    cap = math.max(rate, 1)
+    tok = math.min(tok, cap)
+  end
+  if tok >= 1 then
+    local granted = math.min(n, math.floor(tok))
+    tok = tok - granted
+    save()
+    return answer(granted, 0)
+  end
+  local wait = (1 - tok) / rate * 1e6 - tonumber(ARGV[3])
+  if wait > tonumber(ARGV[4]) then
+    save()
+    return answer(0, wait)
+  end
+  tok = tok - 1
+  save()
+  return answer(1, wait)
+elseif op == '2' then
+  measure(0)
+  refill()
+  local use = meas
+  if on == 1 then use = math.min(meas, rate) end
+  if use <= 0 then use = math.max(rate, minr) end
+  wmax = use
+  tthr = now
+  rate = bound(use * 0.7)
+  cap = math.max(rate, 1)
+  if on == 0 then tok = 0 end
+  tok = math.min(tok, cap)
+  on = 1
+  hdr = 0
+  save()
+  return answer(0, 0)
+elseif op == '3' then
+  refill()
+  local limit = tonumber(ARGV[2])
+  local remaining = tonumber(ARGV[3])
+  local reset = tonumber(ARGV[4]) / 1e6
+  if reset > 0 and (limit == 0 or remaining < limit) then
+    if limit > 0 then
+      rate = bound((limit - remaining) / reset)
+      cap = math.max(1, limit)
+    else
+      rate = bound(math.max(remaining, 1) / reset)
+      cap = math.max(1, remaining)
+    end
+    if on == 0 then tok = remaining else tok = math.min(tok, remaining) end
+    on = 1
+    hdr = 1
+    save()
+  end
+  return answer(0, 0)
+end
+return answer(0, 0)
+";
+
+/// `KEYS[1]`: a hash, the fleet's breaker: `st` (0 closed, 1 open, 2
+/// half-open), `at` (opened), `pr` and `pt` (probes granted, when last),
+/// and ten window buckets `b<i>` (its number), `f<i>` (failures), `n<i>`
+/// (outcomes). `ARGV`: op (0 read, 1 report, 2 probe), failures,
+/// outcomes, ratio ‰, window µs, least throughput, open for µs, probes,
+/// idle ms.
+/// - report: outcomes counted by a process; opens it at the ratio over
+///   the window (closed), or settles a probe (half-open: a failure
+///   reopens it, a success closes it).
+/// - probe: one of the probes a half-open breaker lets through.
+///
+/// Answers `{state, open for µs, probe granted}`.
+const BREAKER: &str = r"
+local s = load(KEYS[1])
+local st = s.st or 0
+local at = s.at or 0
+local pr = s.pr or 0
+local pt = s.pt or 0
+local op = ARGV[1]
+local ratio = tonumber(ARGV[4]) / 1000
+local window = tonumber(ARGV[5])
+local least = tonumber(ARGV[6])
+local openfor = tonumber(ARGV[7])
+local probes = tonumber(ARGV[8])
+local granted = 0
+local wrote = false
+local function clear()
+  for i = 0, 9 do redis.call('HDEL', KEYS[1], 'b' .. i, 'f' .. i, 'n' .. i) end
+end
+local function open()
+  st = 1
+  at = now
+  pr = 0
+  clear()
+end
+if st == 1 and now >= at + openfor then
+  st = 2
+  pr = 0
+  wrote = true
+end
+if st == 2 and pr >= probes and now >= pt + openfor then
+  -- probes that never reported: their slots are free again
+  pr = 0
+  wrote = true
+end
+if op == '1' then
+  local fails = tonumber(ARGV[2])
+  local total = tonumber(ARGV[3])
+  if st == 0 and total > 0 then
+    local width = math.max(1, math.floor(window / 10))
+    local b = math.floor(now / width)
+    local i = b % 10
+    local f, n = fails, total
+    if s['b' .. i] == b then
+      f = f + (s['f' .. i] or 0)
+      n = n + (s['n' .. i] or 0)
+    end
+    s['b' .. i] = b
+    s['f' .. i] = f
+    s['n' .. i] = n
+    redis.call('HSET', KEYS[1], 'b' .. i, d(b), 'f' .. i, d(f), 'n' .. i, d(n))
+    local sf, sn = 0, 0
+    for j = 0, 9 do
+      local bj = s['b' .. j]
+      if bj and bj > b - 10 then
+        sf = sf + (s['f' .. j] or 0)
+        sn = sn + (s['n' .. j] or 0)
+      end
+    end
+    if sn >= least and sf > 0 and sf >= ratio * sn then open() end
+  elseif st == 2 then
+    if fails > 0 then
+      open()
+    elseif total > 0 then
+      st = 0
+      pr = 0
+      clear()
+    end
+  end
+  wrote = true
+elseif op == '2' then
+  if st == 2 and pr < probes then
+    pr = pr + 1
+    pt = now
+    granted = 1
+  end
+  wrote = true
+end
+if wrote then
+  redis.call('HSET', KEYS[1], 'st', st, 'at', d(at), 'pr', pr, 'pt', d(pt))
+  redis.call('PEXPIRE', KEYS[1], math.floor((window + openfor) / 1000) + tonumber(ARGV[9]))
+end
+local left = 0
+if st == 1 then left = at + openfor - now end
+return {st, math.floor(left), granted}
+";
+
+fn script(body: &str) -> Script {
+    Script::new(&format!("{PRELUDE}{body}"))
+}
+
+pub(crate) static BUDGET_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(BUDGET));
+pub(crate) static COOLDOWN_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(COOLDOWN));
+pub(crate) static THROTTLE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(THROTTLE));
+pub(crate) static BREAKER_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(BREAKER));

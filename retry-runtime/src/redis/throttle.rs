@@ -1,0 +1,237 @@
+//! A [`Throttle`] shared through Redis: one token bucket and one adaptive
+//! rate for the fleet, on the server's clock. Each process takes tokens in
+//! batches (50 ms of the rate, at most 64) into a local lease, so most
+//! attempts take one in process; the rate is cut by any process's
+//! throttle and set by any process's rate-limit headers.
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use super::scripts::THROTTLE_SCRIPT;
+use super::{
+    BindError, Link, Member, Shareable, Slot, THROTTLE_IDLE, from_micros, futures_lite::BoxedSync,
+    micros,
+};
+use crate::clock::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS};
+use crate::cooldown::since_epoch;
+use crate::{Admit, AttemptResult, NextAttempt, Outcome, PendingAdmit, StopReason, Throttle};
+
+/// How long a lease's tokens may be used: 50 ms, the batch's span.
+const LEASE: Duration = Duration::from_millis(50);
+/// The most tokens one batch takes.
+const MOST: f64 = 64.0;
+
+pub(crate) struct SharedThrottle {
+    pub(crate) link: Arc<Link>,
+    key: Arc<str>,
+    throttle: &'static Throttle,
+    /// Whether the fleet's throttle paces, as last heard.
+    on: AtomicBool,
+    /// Its rate, ‰ per second, as last heard.
+    rate: AtomicU64,
+    /// Tokens leased, and until when (guard epoch nanoseconds).
+    lease: AtomicU32,
+    lease_until: AtomicU64,
+    /// The latest rate-limit report not sent yet, and whether one is on
+    /// its way: at most one in flight, the newest sent next.
+    report: Mutex<Option<[i64; 3]>>,
+    reporting: AtomicBool,
+}
+
+pub(crate) type ThrottleSlot = Slot<SharedThrottle>;
+
+impl SharedThrottle {
+    fn rates(&self) -> (i64, i64) {
+        let milli = |rate: f64| {
+            if rate.is_finite() {
+                #[allow(clippy::cast_possible_truncation)]
+                let milli = (rate * 1000.0).round() as i64;
+                milli
+            } else {
+                0
+            }
+        };
+        (
+            milli(self.throttle.get_min_rate()),
+            milli(self.throttle.get_max_rate()),
+        )
+    }
+
+    fn args(&self, op: i64, a: i64, b: i64, c: i64) -> Vec<i64> {
+        let (least, most) = self.rates();
+        vec![op, a, b, c, least, most, micros(THROTTLE_IDLE) / 1000]
+    }
+
+    fn heard(&self, rate: i64, on: i64) {
+        self.rate
+            .store(u64::try_from(rate).unwrap_or(0), Ordering::Relaxed);
+        self.on.store(on == 1, Ordering::Release);
+    }
+
+    /// The in-process answer, when it needs no round trip: the fleet's
+    /// throttle is off, the call was admitted before its wait, or the
+    /// lease holds a token.
+    pub(crate) fn admit(&self, next: &NextAttempt) -> Admit {
+        if next.recheck || !self.on.load(Ordering::Acquire) {
+            return Admit::Go;
+        }
+        let now = since_epoch(next.now);
+        if self.lease_until.load(Ordering::Acquire) > now
+            && self
+                .lease
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+                .is_ok()
+        {
+            return Admit::Go;
+        }
+        Admit::Later
+    }
+
+    /// A batch of tokens from the fleet's bucket, or one reserved with its
+    /// wait.
+    pub(crate) fn take(&'static self, next: NextAttempt) -> PendingAdmit<'static> {
+        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+        let batch = {
+            let rate = self.rate.load(Ordering::Relaxed) as f64 / 1000.0;
+            (rate * LEASE.as_secs_f64()).clamp(1.0, MOST) as i64
+        };
+        let longest = next.deadline_left.map_or(i64::MAX, |left| {
+            let spare = Duration::from_nanos(TIMER_ROUNDING_NANOS + MIN_ATTEMPT_NANOS);
+            micros(left.saturating_sub(next.wait).saturating_sub(spare))
+        });
+        let answer = self.link.decide::<(i64, i64, i64, i64)>(
+            &THROTTLE_SCRIPT,
+            &self.key,
+            self.args(1, batch, micros(next.wait), longest),
+        );
+        Box::pin(async move {
+            let Some((granted, wait, rate, on)) = answer.await else {
+                self.link.local_decision();
+                return self.throttle.admit_here(&next);
+            };
+            self.heard(rate, on);
+            if granted <= 0 {
+                self.throttle.record.stopped();
+                return Admit::Stop(StopReason::Deadline);
+            }
+            if granted > 1 {
+                let until =
+                    since_epoch(next.now).saturating_add(crate::backoff::saturating_nanos(LEASE));
+                self.lease
+                    .store(u32::try_from(granted - 1).unwrap_or(0), Ordering::Release);
+                self.lease_until.store(until, Ordering::Release);
+            }
+            if wait <= 0 {
+                Admit::Go
+            } else {
+                let wait = from_micros(wait);
+                self.throttle.record.waited(wait);
+                Admit::Wait(wait)
+            }
+        })
+    }
+
+    /// Tells the fleet's throttle what this outcome said: a throttle cuts
+    /// its rate, a rate-limit report sets it; a retry not made gives its
+    /// token back to the lease.
+    pub(crate) fn observe(&'static self, outcome: &Outcome) {
+        if outcome.result == AttemptResult::NotMade {
+            if self.on.load(Ordering::Acquire) {
+                self.lease.fetch_add(1, Ordering::AcqRel);
+            }
+            return;
+        }
+        if crate::throttle::throttled(outcome) == Some(true) {
+            self.link.push::<(i64, i64, i64, i64), _>(
+                &THROTTLE_SCRIPT,
+                &self.key,
+                self.args(2, 0, 0, 0),
+                move |(_, _, rate, on)| self.heard(rate, on),
+            );
+        }
+        let signals = outcome.signals;
+        if let (Some(remaining), Some(reset)) = (signals.get_remaining(), signals.get_reset()) {
+            let limit = signals.get_limit().unwrap_or(0);
+            let report = [
+                i64::try_from(limit).unwrap_or(i64::MAX),
+                i64::try_from(remaining).unwrap_or(i64::MAX),
+                micros(reset),
+            ];
+            *self.report.lock().unwrap_or_else(PoisonError::into_inner) = Some(report);
+            if !self.reporting.swap(true, Ordering::AcqRel) {
+                self.send_report();
+            }
+        }
+    }
+
+    /// Sends the newest report, then the one that came meanwhile, if any.
+    fn send_report(&'static self) {
+        let Some([limit, remaining, reset]) = self
+            .report
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        else {
+            self.reporting.store(false, Ordering::Release);
+            // One may have come between the take and the store.
+            if self
+                .report
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some()
+                && !self.reporting.swap(true, Ordering::AcqRel)
+            {
+                self.send_report();
+            }
+            return;
+        };
+        let link = Arc::clone(&self.link);
+        let args = self.args(3, limit, remaining, reset);
+        drop(link.handle.spawn(async move {
+            if let Some((_, _, rate, on)) = self
+                .link
+                .run::<(i64, i64, i64, i64)>(&THROTTLE_SCRIPT, &self.key, &args)
+                .await
+            {
+                self.heard(rate, on);
+            }
+            self.send_report();
+        }));
+    }
+}
+
+impl Member for SharedThrottle {
+    fn sync(&'static self) -> BoxedSync {
+        Box::pin(async move {
+            if let Some((_, _, rate, on)) = self
+                .link
+                .run::<(i64, i64, i64, i64)>(&THROTTLE_SCRIPT, &self.key, &self.args(0, 0, 0, 0))
+                .await
+            {
+                self.heard(rate, on);
+            }
+        })
+    }
+}
+
+impl Shareable for Throttle {
+    fn bind_to(&'static self, link: &Arc<Link>, key: String) -> Result<(), BindError> {
+        let shared = self.shared.set(|| SharedThrottle {
+            link: Arc::clone(link),
+            key: key.into(),
+            throttle: self,
+            on: AtomicBool::new(false),
+            rate: AtomicU64::new(0),
+            lease: AtomicU32::new(0),
+            lease_until: AtomicU64::new(0),
+            report: Mutex::new(None),
+            reporting: AtomicBool::new(false),
+        })?;
+        link.join(shared);
+        Ok(())
+    }
+
+    fn kind(&self) -> &'static str {
+        "throttle"
+    }
+}

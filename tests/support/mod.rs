@@ -1,0 +1,2 @@
+//! What the Redis tests share.
+pub mod redis_server;

@@ -1,0 +1,138 @@
+//! A `redis-server` of a test's own, on a free loopback port: started,
+//! killed, restarted empty, paused, and stopped when dropped.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running `redis-server` on 127.0.0.1, with no persistence.
+pub struct RedisServer {
+    port: u16,
+    child: Option<Child>,
+}
+
+const MISSING: &str = "redis-server is not installed: the Redis tests start their own. \
+     Install it with `apt-get install -y redis-server` (`.ci/run` does), or see the README, \
+     \"A fleet on Redis\"";
+
+impl RedisServer {
+    /// Starts one on a free port, and waits (at most 5 s) for it to answer.
+    pub fn start() -> Self {
+        let port = free_port();
+        let mut server = Self { port, child: None };
+        server.spawn();
+        server
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new("redis-server")
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--enable-debug-command",
+                "yes",
+                "--protected-mode",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| panic!("{MISSING} ({error})"));
+        self.child = Some(child);
+        for _ in 0..500 {
+            if self
+                .command(&["PING"])
+                .is_some_and(|reply| reply.starts_with("+PONG"))
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!(
+            "redis-server on port {} did not answer within 5 s",
+            self.port
+        );
+    }
+
+    /// Kills it (SIGKILL): every connection drops, nothing is kept.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port, empty.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    /// Stops the process (SIGSTOP): connections stay open, nothing answers.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused server go on (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let pid = self.child.as_ref().expect("running").id();
+        let status = Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill {signal} {pid}");
+    }
+
+    /// Sends one command in RESP and returns the raw reply, or `None` when
+    /// the server does not answer within a second.
+    pub fn command(&self, args: &[&str]) -> Option<String> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+        let mut request = format!("*{}\r\n", args.len());
+        for arg in args {
+            request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+        }
+        stream.write_all(request.as_bytes()).ok()?;
+        let mut reply = vec![0; 4096];
+        let n = stream.read(&mut reply).ok()?;
+        (n > 0).then(|| String::from_utf8_lossy(&reply[..n]).into_owned())
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            // A paused server would not die of SIGTERM; SIGKILL always does.
+            self.kill();
+        }
+    }
+}
+
+/// A port free on 127.0.0.1 now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .expect("a free loopback port")
+}
