@@ -2,13 +2,14 @@
 //! `static`s bound to one name stand for two processes.
 #![cfg(feature = "redis")]
 
-mod support;
+#[path = "support/redis_server.rs"]
+mod redis_server;
 
 use std::io;
 use std::time::Duration;
 
 use http::StatusCode;
-use support::redis_server::RedisServer;
+use redis_server::RedisServer;
 use tenacious::redis::{BindError, Store, StoreConfig};
 use tenacious::{Cooldown, Failure, HttpError, Policy, RetryBudget, StopReason};
 

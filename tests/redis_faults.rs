@@ -1,0 +1,2 @@
+//! Redis failing under the shared guards (feature `redis`).
+#![cfg(feature = "redis")]

@@ -1,0 +1,2 @@
+//! Many processes sharing guards through one Redis (feature `redis`).
+#![cfg(feature = "redis")]

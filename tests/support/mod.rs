@@ -1,2 +1,0 @@
-//! What the Redis tests share.
-pub mod redis_server;
