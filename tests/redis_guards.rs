@@ -100,3 +100,118 @@ async fn a_guard_binds_once_and_a_name_is_a_hash_tag() {
     store.bind(&A, "ok").unwrap();
     assert_eq!(store.bind(&A, "ok"), Err(BindError::AlreadyBound));
 }
+
+static MACRO_A: RetryBudget = RetryBudget::with_capacity(20);
+static MACRO_B: RetryBudget = RetryBudget::with_capacity(20);
+
+#[tenacious::retry(max = 50, base = "1ms", cap = "1ms", budget = MACRO_A)]
+async fn failing_a(attempts: &std::sync::atomic::AtomicU32) -> Result<(), io::Error> {
+    attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Err(down())
+}
+
+#[tenacious::retry(max = 50, base = "1ms", cap = "1ms", budget = MACRO_B)]
+fn failing_b(attempts: &std::sync::atomic::AtomicU32) -> Result<(), io::Error> {
+    attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Err(down())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_fn_naming_only_a_bound_budget_takes_its_retries_from_the_store() {
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&MACRO_A, "macro").unwrap();
+    store.bind(&MACRO_B, "macro").unwrap();
+    let attempts = std::sync::atomic::AtomicU32::new(0);
+    assert!(failing_a(&attempts).await.is_err());
+    let attempts = tokio::task::block_in_place(|| {
+        assert!(failing_b(&attempts).is_err());
+        attempts.into_inner()
+    });
+    // 20 tokens: 4 retries between the async fn and the blocking one.
+    assert_eq!(attempts, 2 + 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_failing_half_the_minimum_each_open_the_fleet_s_breaker() {
+    use tenacious::{Breaker, BreakerState};
+    static A: Breaker = Breaker::new().min_throughput(10);
+    static B: Breaker = Breaker::new().min_throughput(10);
+    const PA: Policy = Policy::new().max(1).breaker(&A);
+    const PB: Policy = Policy::new().max(1).breaker(&B);
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&A, "anthropic").unwrap();
+    store.bind(&B, "anthropic").unwrap();
+    for _ in 0..5 {
+        let _ = PA.retry(|| async { Err::<(), _>(down()) }).await;
+        let _ = PB.retry(|| async { Err::<(), _>(down()) }).await;
+    }
+    // Neither saw its minimum throughput alone: both still closed here.
+    assert_eq!(A.state(), BreakerState::Closed);
+    assert_eq!(B.state(), BreakerState::Closed);
+    // The first sync sends both batches (B's opens it), the second
+    // brings A the news (as the next refresh would).
+    store.sync().await;
+    store.sync().await;
+    let state = redis.command(&["HGET", "tenacious:{anthropic}:breaker", "st"]);
+    assert!(
+        state.as_deref().is_some_and(|s| s.contains("\r\n1\r\n")),
+        "{state:?}"
+    );
+    // Both processes refuse now, with no attempt.
+    for policy in [PA, PB] {
+        let mut attempts = 0;
+        let result: Result<(), Failure<io::Error>> = policy
+            .retry(|| {
+                attempts += 1;
+                async { Ok(()) }
+            })
+            .await;
+        assert_eq!(result.unwrap_err().stop_reason(), StopReason::CircuitOpen);
+        assert_eq!(attempts, 0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_process_s_rate_limit_headers_pace_the_other() {
+    use tenacious::{Signals, Throttle};
+    static A: Throttle = Throttle::new();
+    static B: Throttle = Throttle::new();
+    const PA: Policy = Policy::new().max(1).throttle(&A);
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&A, "openai").unwrap();
+    store.bind(&B, "openai").unwrap();
+    // A hears the provider's bucket: 60 a minute, none left, full in 60 s.
+    let signals = Signals::NONE
+        .limit(60)
+        .remaining(0)
+        .reset(Duration::from_secs(60));
+    let limited = HttpError::new(StatusCode::TOO_MANY_REQUESTS).with_signals(signals);
+    let _ = PA.retry(|| async { Err::<(), _>(limited) }).await;
+    // The report is sent in the background: wait for it (bounded).
+    let mut rate = None;
+    for _ in 0..200 {
+        rate = redis.command(&["HGET", "tenacious:{openai}:throttle", "rate"]);
+        if rate.as_deref().is_some_and(|r| r.contains("\r\n1\r\n")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(
+        rate.as_deref().is_some_and(|r| r.contains("\r\n1\r\n")),
+        "one a second: {rate:?}"
+    );
+    store.sync().await;
+    // B takes its tokens from the fleet's bucket: empty, so its first
+    // call waits about a second for one.
+    const PB: Policy = Policy::new()
+        .max(1)
+        .deadline(Duration::from_millis(200))
+        .throttle(&B);
+    let result: Result<(), Failure<io::Error>> = PB.retry(|| async { Ok(()) }).await;
+    let failure = result.unwrap_err();
+    assert_eq!(failure.stop_reason(), StopReason::Deadline, "{failure:?}");
+    assert!(failure.attempts().is_empty());
+}

@@ -63,7 +63,10 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     // `Sleep` and nothing beside it.
     // So does a fn with a guard, which may stop the call after the wait.
     let guarded = args.statics().any(|(name, _)| name != "budget");
-    let held = !shape.is_async || args.deadline.is_some() || guarded;
+    // A budget may stop the call after the wait too: one kept in a store
+    // (feature `redis`) answers then, before the attempt.
+    let paced = args.statics().next().is_some();
+    let held = !shape.is_async || args.deadline.is_some() || paced;
     // The guards are asked before the first attempt (`pace_first`, which
     // returns the call's error made from a refusal, if its type can say
     // one), and again after a wait when one asked to be (`pace`); a fn
@@ -81,7 +84,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
             }
         }
     });
-    let pace = guarded.then(|| {
+    let pace = paced.then(|| {
         if shape.is_async {
             quote!(#private::pace(&mut #engine).await;)
         } else {

@@ -59,6 +59,7 @@ impl SharedCooldown {
                 micros(self.cooldown.get_spacing()),
                 micros(longest),
                 idle(),
+                i64::from(next.recheck),
             ],
         );
         Box::pin(async move {

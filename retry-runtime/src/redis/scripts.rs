@@ -44,9 +44,11 @@ return {ok, b}
 ";
 
 /// `KEYS[1]`: a hash, `u` closed until, `r` the next waiter's turn (µs of
-/// server time). `ARGV`: op (0 read, 1 close, 2 turn), a, b, c, idle ms.
+/// server time). `ARGV`: op (0 read, 1 close, 2 turn), a, b, c, idle ms,
+/// recheck (1: the waiter asks again after its turn's wait).
 /// - close(hint µs): closed until now + hint unless later already.
-/// - turn(planned µs, spacing µs, longest wait µs): a waiter's turn.
+/// - turn(planned µs, spacing µs, longest wait µs): a waiter's turn; a
+///   waiter asked again goes once the cooldown is open, taking no other.
 ///
 /// Answers read and close `{closed for, queued for}`; turn `{code, wait,
 /// closed for}`, code 2 open (go), 1 wait, 0 too long (stop).
@@ -67,7 +69,7 @@ if op == '1' then
   end
 elseif op == '2' then
   local ready = now + tonumber(ARGV[2])
-  if u <= ready and r <= ready then return {2, 0, math.max(u - now, 0)} end
+  if u <= ready and (ARGV[6] == '1' or r <= ready) then return {2, 0, math.max(u - now, 0)} end
   local turn = math.max(r, u, ready)
   if turn - ready > tonumber(ARGV[4]) then return {0, turn - ready, math.max(u - now, 0)} end
   r = turn + tonumber(ARGV[3])
@@ -82,8 +84,10 @@ return {math.max(u - now, 0), math.max(r - now, 0)}
 /// `tok` and `cap` (its bucket), `t` (last refill), `wmax` and `tthr`
 /// (CUBIC's last maximum and last throttle), `hdr` (paced by headers),
 /// `meas`, `mt`, `mc` (the measured send rate, in half-second buckets).
-/// `ARGV`: op (0 read, 1 take, 2 throttle, 3 report), a, b, c, least
-/// rate (‰ per second), greatest rate (‰, 0 none), idle ms.
+/// `ARGV`: op (0 read, 1 take, 2 throttle, 3 report, 4 count), a, b, c,
+/// least rate (‰ per second), greatest rate (‰, 0 none), idle ms.
+/// - count(n): n requests a process sent while the throttle was off, so
+///   the first throttle cuts from the fleet's measured rate.
 /// - take(n, planned µs, longest wait µs): up to n tokens, or one
 ///   reserved with its wait.
 /// - throttle(): a cut (β 0.7) of the rate from the measured one.
@@ -134,11 +138,12 @@ local function save()
 end
 if op == '1' then
   local n = tonumber(ARGV[2])
-  measure(n)
   if on == 0 then
+    measure(n)
     save()
     return answer(n, 0)
   end
+  measure(0)
   refill()
   if hdr == 0 then
     -- CUBIC's growth since the last throttle, at most twice the measured rate
@@ -152,6 +157,7 @@ if op == '1' then
   if tok >= 1 then
     local granted = math.min(n, math.floor(tok))
     tok = tok - granted
+    mc = mc + granted
     save()
     return answer(granted, 0)
   end
@@ -161,6 +167,7 @@ if op == '1' then
     return answer(0, wait)
   end
   tok = tok - 1
+  mc = mc + 1
   save()
   return answer(1, wait)
 elseif op == '2' then
@@ -177,6 +184,10 @@ elseif op == '2' then
   tok = math.min(tok, cap)
   on = 1
   hdr = 0
+  save()
+  return answer(0, 0)
+elseif op == '4' then
+  measure(tonumber(ARGV[2]))
   save()
   return answer(0, 0)
 elseif op == '3' then

@@ -36,6 +36,10 @@ pub(crate) struct SharedThrottle {
     /// its way: at most one in flight, the newest sent next.
     report: Mutex<Option<[i64; 3]>>,
     reporting: AtomicBool,
+    /// Attempts admitted while the fleet's throttle was off, not counted
+    /// in Redis yet: the fleet's send rate, which its first cut starts
+    /// from.
+    sent: AtomicU32,
 }
 
 pub(crate) type ThrottleSlot = Slot<SharedThrottle>;
@@ -72,7 +76,11 @@ impl SharedThrottle {
     /// throttle is off, the call was admitted before its wait, or the
     /// lease holds a token.
     pub(crate) fn admit(&self, next: &NextAttempt) -> Admit {
-        if next.recheck || !self.on.load(Ordering::Acquire) {
+        if next.recheck {
+            return Admit::Go;
+        }
+        if !self.on.load(Ordering::Acquire) {
+            self.sent.fetch_add(1, Ordering::Relaxed);
             return Admit::Go;
         }
         let now = since_epoch(next.now);
@@ -203,12 +211,21 @@ impl SharedThrottle {
 impl Member for SharedThrottle {
     fn sync(&'static self) -> BoxedSync {
         Box::pin(async move {
-            if let Some((_, _, rate, on)) = self
+            let sent = self.sent.swap(0, Ordering::Relaxed);
+            let args = if sent == 0 {
+                self.args(0, 0, 0, 0)
+            } else {
+                self.args(4, i64::from(sent), 0, 0)
+            };
+            match self
                 .link
-                .run::<(i64, i64, i64, i64)>(&THROTTLE_SCRIPT, &self.key, &self.args(0, 0, 0, 0))
+                .run::<(i64, i64, i64, i64)>(&THROTTLE_SCRIPT, &self.key, &args)
                 .await
             {
-                self.heard(rate, on);
+                Some((_, _, rate, on)) => self.heard(rate, on),
+                None => {
+                    self.sent.fetch_add(sent, Ordering::Relaxed);
+                }
             }
         })
     }
@@ -226,6 +243,7 @@ impl Shareable for Throttle {
             lease_until: AtomicU64::new(0),
             report: Mutex::new(None),
             reporting: AtomicBool::new(false),
+            sent: AtomicU32::new(0),
         })?;
         link.join(shared);
         Ok(())
