@@ -215,3 +215,24 @@ async fn one_process_s_rate_limit_headers_pace_the_other() {
     assert_eq!(failure.stop_reason(), StopReason::Deadline, "{failure:?}");
     assert!(failure.attempts().is_empty());
 }
+
+#[tokio::test]
+async fn a_blocking_call_on_a_current_thread_runtime_decides_in_process_rather_than_wait_on_itself()
+{
+    static BUDGET: RetryBudget = RetryBudget::with_capacity(10);
+    const POLICY: Policy = Policy::new().max(10).base(Duration::ZERO).budget(&BUDGET);
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&BUDGET, "blocking").unwrap();
+    let mut attempts = 0;
+    // On this runtime's only thread: blocking it on the store's task
+    // would never end.
+    let result = POLICY.retry_blocking(|| {
+        attempts += 1;
+        Err::<(), _>(down())
+    });
+    assert!(result.is_err());
+    assert_eq!(attempts, 3, "the local bucket's 2 retries");
+    // Two retries taken, the third refused: each decided in process.
+    assert_eq!(store.stats().local_decisions, 3);
+}

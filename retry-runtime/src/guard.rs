@@ -322,9 +322,29 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for ByAddress<T> {
     }
 }
 
+thread_local! {
+    /// Whether this thread is in [`block_on`]: a guard's future that needs
+    /// a runtime to make progress can tell it would wait on itself when
+    /// that runtime is this thread's (see `Link::decide`, feature `redis`).
+    static BLOCKED_ON: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the thread is blocked on a guard's answer ([`block_on`]).
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+pub(crate) fn blocked_on() -> bool {
+    BLOCKED_ON.with(std::cell::Cell::get)
+}
+
 /// Runs `future` to its end on this thread, parking it while the future
 /// waits: how a blocking call awaits [`Guard::admit_async`].
 pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unblock(bool);
+    impl Drop for Unblock {
+        fn drop(&mut self) {
+            BLOCKED_ON.with(|blocked| blocked.set(self.0));
+        }
+    }
+    let _unblock = Unblock(BLOCKED_ON.with(|blocked| blocked.replace(true)));
     struct Unpark(std::thread::Thread);
     impl Wake for Unpark {
         fn wake(self: Arc<Self>) {

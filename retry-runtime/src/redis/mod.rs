@@ -545,7 +545,8 @@ impl Link {
 
     /// [`run`](Link::run) on the store's runtime, for a caller on any
     /// thread (a blocking call blocks on it): `None` too when that runtime
-    /// is gone.
+    /// is gone, and at once for a blocking call on the thread of a
+    /// current-thread runtime, which would wait on itself.
     pub(crate) fn decide<T: rs::FromRedisValue + Send + 'static>(
         self: &Arc<Self>,
         script: &'static rs::Script,
@@ -554,10 +555,23 @@ impl Link {
     ) -> impl Future<Output = Option<T>> + Send + 'static {
         let link = Arc::clone(self);
         let key = Arc::clone(key);
-        let task = self
-            .handle
-            .spawn(async move { link.run::<T>(script, &key, &args).await });
-        async move { task.await.ok().flatten() }
+        async move {
+            // Asked when first polled: a blocking call polls it inside
+            // `block_on`.
+            let stuck = crate::guard::blocked_on()
+                && tokio::runtime::Handle::try_current().is_ok_and(|current| {
+                    current.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
+                });
+            if stuck {
+                return None;
+            }
+            let handle = link.handle.clone();
+            handle
+                .spawn(async move { link.run::<T>(script, &key, &args).await })
+                .await
+                .ok()
+                .flatten()
+        }
     }
 
     /// [`run`](Link::run) in the background, its answer handed to `then`.
