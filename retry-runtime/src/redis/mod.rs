@@ -529,6 +529,15 @@ impl Link {
                 self.counts.round_trips.fetch_add(1, Ordering::Relaxed);
                 Some(value)
             }
+            // The connection's own response timeout (set to the same
+            // duration) fires in the same tick as ours and is polled
+            // first: it is a timeout too.
+            Ok(Err(error)) if error.is_timeout() => {
+                self.counts.failures.fetch_add(1, Ordering::Relaxed);
+                self.counts.timeouts.fetch_add(1, Ordering::Relaxed);
+                self.went_down("timed out");
+                None
+            }
             Ok(Err(error)) => {
                 self.counts.failures.fetch_add(1, Ordering::Relaxed);
                 self.went_down(&error.to_string());
