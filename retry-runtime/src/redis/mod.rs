@@ -596,11 +596,20 @@ impl Link {
             }
             for member in self.members() {
                 member.rebuild().await;
+                if !self.is_up() {
+                    // Down again: the next PING's rebuild starts over.
+                    return;
+                }
             }
             return;
         }
         for member in self.members() {
             member.sync().await;
+            if !self.is_up() {
+                // The others would wait out the timeout each, for an
+                // answer that is not coming: they keep their batches.
+                return;
+            }
         }
     }
 }
