@@ -349,6 +349,8 @@ impl Store {
             link.up.store(true, Ordering::Release);
         } else {
             link.counts.downs.fetch_add(1, Ordering::Relaxed);
+            #[cfg(feature = "metrics")]
+            metrics::counter!("tenacious_store_down_total").increment(1);
             tracing::warn!(
                 target: "tenacious::redis",
                 "redis store unreachable at start-up; the guards decide in process until it answers"
