@@ -26,6 +26,15 @@ impl RedisServer {
         server
     }
 
+    /// Starts one on `port` (a port a test kept free, where a store was
+    /// told to connect before any server listened), and waits (at most
+    /// 5 s) for it to answer.
+    pub fn start_on(port: u16) -> Self {
+        let mut server = Self { port, child: None };
+        server.spawn();
+        server
+    }
+
     /// `redis://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
@@ -105,18 +114,37 @@ impl RedisServer {
     }
 
     /// Sends one command in RESP and returns the raw reply, or `None` when
-    /// the server does not answer within a second.
+    /// the server does not answer within a second. A bulk string is read
+    /// whole (`INFO`'s may come in more than one read).
     pub fn command(&self, args: &[&str]) -> Option<String> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        let mut stream = self.send(args)?;
         stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+        let mut reply = Vec::new();
+        let mut chunk = vec![0; 4096];
+        loop {
+            let n = stream.read(&mut chunk).ok()?;
+            if n == 0 {
+                break;
+            }
+            reply.extend_from_slice(&chunk[..n]);
+            if !incomplete_bulk(&reply) {
+                break;
+            }
+        }
+        (!reply.is_empty()).then(|| String::from_utf8_lossy(&reply).into_owned())
+    }
+
+    /// Sends one command in RESP on a connection of its own and returns
+    /// that connection, its reply unread: for a command the server takes
+    /// its time over (`DEBUG SLEEP`), which runs even if it is dropped.
+    pub fn send(&self, args: &[&str]) -> Option<TcpStream> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
         let mut request = format!("*{}\r\n", args.len());
         for arg in args {
             request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
         }
         stream.write_all(request.as_bytes()).ok()?;
-        let mut reply = vec![0; 4096];
-        let n = stream.read(&mut reply).ok()?;
-        (n > 0).then(|| String::from_utf8_lossy(&reply[..n]).into_owned())
+        Some(stream)
     }
 }
 
@@ -127,6 +155,25 @@ impl Drop for RedisServer {
             self.kill();
         }
     }
+}
+
+/// Whether `reply` is the start of a bulk string (`$N\r\n…\r\n`) not all
+/// read yet.
+fn incomplete_bulk(reply: &[u8]) -> bool {
+    let Some(header) = reply.strip_prefix(b"$") else {
+        return false;
+    };
+    let Some(end) = header.windows(2).position(|w| w == b"\r\n") else {
+        return true;
+    };
+    let Some(len) = std::str::from_utf8(&header[..end])
+        .ok()
+        .and_then(|len| len.parse::<usize>().ok())
+    else {
+        // `$-1`: a nil.
+        return false;
+    };
+    header.len() < end + 2 + len + 2
 }
 
 /// A port free on 127.0.0.1 now.

@@ -71,6 +71,10 @@
 //! (`tracing`, target `tenacious::redis`: WARN when down, INFO when up),
 //! counted in [`Store::stats`] and, with feature `metrics`, in
 //! `tenacious_store_{down,up}_total` and `tenacious_store_local_decisions_total`.
+//! A script Redis answers with an error about its key (a key of the wrong
+//! type, data no script wrote) is no outage: that decision is taken in
+//! process and counted as a failure, the store stays up, and the first
+//! such error is logged (WARN).
 //! Back up, each guard pushes what it learned meanwhile (a cooldown's
 //! reopening time, a breaker's counts) and reads the shared state again; a
 //! Redis restarted empty starts each guard afresh (a budget full).
@@ -337,6 +341,7 @@ impl Store {
             refresh: config.refresh,
             prefix: config.prefix,
             up: AtomicBool::new(false),
+            bad_key_logged: AtomicBool::new(false),
             members: Mutex::new(Vec::new()),
             counts: Counts::default(),
         });
@@ -344,6 +349,8 @@ impl Store {
             link.up.store(true, Ordering::Release);
         } else {
             link.counts.downs.fetch_add(1, Ordering::Relaxed);
+            #[cfg(feature = "metrics")]
+            metrics::counter!("tenacious_store_down_total").increment(1);
             tracing::warn!(
                 target: "tenacious::redis",
                 "redis store unreachable at start-up; the guards decide in process until it answers"
@@ -442,8 +449,29 @@ pub struct Link {
     refresh: Duration,
     prefix: String,
     up: AtomicBool,
+    /// Whether a script's error about its key was logged.
+    bad_key_logged: AtomicBool,
     members: Mutex<Vec<&'static dyn Member>>,
     counts: Counts,
+}
+
+/// Whether Redis answered `error` about the script's key: one of the wrong
+/// type (`WRONGTYPE`), or data the script cannot use (`ERR` raised in the
+/// script, a reply of another shape). No outage: the other keys answer.
+/// (An `ERR` outside a script, as on connecting to a full server, and
+/// the server's own states, `BUSY`, `OOM`, `LOADING`, are.)
+fn answered(error: &rs::RedisError) -> bool {
+    let in_script = || {
+        error
+            .detail()
+            .is_some_and(|detail| detail.contains("script"))
+    };
+    match error.kind() {
+        rs::ErrorKind::Server(rs::ServerErrorKind::ResponseError) => in_script(),
+        rs::ErrorKind::Extension => error.code() == Some("WRONGTYPE") && in_script(),
+        rs::ErrorKind::UnexpectedReturnType => true,
+        _ => false,
+    }
 }
 
 impl Link {
@@ -497,6 +525,19 @@ impl Link {
         }
     }
 
+    /// A script Redis answered with an error about its key: logged once
+    /// per store, the store staying up.
+    fn bad_key(&self, key: &str, error: &rs::RedisError) {
+        if !self.bad_key_logged.swap(true, Ordering::AcqRel) {
+            tracing::warn!(
+                target: "tenacious::redis",
+                key,
+                error = %error,
+                "a shared guard's key holds what its script cannot use; that guard decides in process"
+            );
+        }
+    }
+
     fn came_up(&self) -> bool {
         if self.up.swap(true, Ordering::AcqRel) {
             return false;
@@ -528,6 +569,20 @@ impl Link {
             Ok(Ok(value)) => {
                 self.counts.round_trips.fetch_add(1, Ordering::Relaxed);
                 Some(value)
+            }
+            // The connection's own response timeout (set to the same
+            // duration) fires in the same tick as ours and is polled
+            // first: it is a timeout too.
+            Ok(Err(error)) if error.is_timeout() => {
+                self.counts.failures.fetch_add(1, Ordering::Relaxed);
+                self.counts.timeouts.fetch_add(1, Ordering::Relaxed);
+                self.went_down("timed out");
+                None
+            }
+            Ok(Err(error)) if answered(&error) => {
+                self.counts.failures.fetch_add(1, Ordering::Relaxed);
+                self.bad_key(key, &error);
+                None
             }
             Ok(Err(error)) => {
                 self.counts.failures.fetch_add(1, Ordering::Relaxed);
@@ -601,11 +656,20 @@ impl Link {
             }
             for member in self.members() {
                 member.rebuild().await;
+                if !self.is_up() {
+                    // Down again: the next PING's rebuild starts over.
+                    return;
+                }
             }
             return;
         }
         for member in self.members() {
             member.sync().await;
+            if !self.is_up() {
+                // The others would wait out the timeout each, for an
+                // answer that is not coming: they keep their batches.
+                return;
+            }
         }
     }
 }

@@ -15,10 +15,17 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local function d(x) return string.format('%d', x) end
 local function g(x) return string.format('%.17g', x) end
+-- A number no script writes (NaN, an infinity) reads as missing, so a key
+-- holding one starts afresh rather than spreading it to every answer.
+local function num(x)
+  local n = tonumber(x)
+  if n and n == n and n > -math.huge and n < math.huge then return n end
+  return nil
+end
 local function load(key)
   local flat = redis.call('HGETALL', key)
   local s = {}
-  for i = 1, #flat, 2 do s[flat[i]] = tonumber(flat[i + 1]) end
+  for i = 1, #flat, 2 do s[flat[i]] = num(flat[i + 1]) end
   return s
 end
 ";
@@ -28,8 +35,9 @@ end
 /// Answers `{taken (1 or 0), tokens left}`.
 const BUDGET: &str = r"
 local cap = tonumber(ARGV[3])
-local b = tonumber(redis.call('GET', KEYS[1])) or cap
+local b = num(redis.call('GET', KEYS[1])) or cap
 if b > cap then b = cap end
+if b < 0 then b = 0 end
 local op = ARGV[1]
 local ok = 1
 if op == '2' then return {1, b} end
@@ -53,8 +61,8 @@ return {ok, b}
 /// Answers read and close `{closed for, queued for}`; turn `{code, wait,
 /// closed for}`, code 2 open (go), 1 wait, 0 too long (stop).
 const COOLDOWN: &str = r"
-local u = tonumber(redis.call('HGET', KEYS[1], 'u')) or 0
-local r = tonumber(redis.call('HGET', KEYS[1], 'r')) or 0
+local u = num(redis.call('HGET', KEYS[1], 'u')) or 0
+local r = num(redis.call('HGET', KEYS[1], 'r')) or 0
 local op = ARGV[1]
 local idle = tonumber(ARGV[5])
 local function keep(last)
@@ -108,6 +116,8 @@ local hdr = s.hdr or 0
 local meas = s.meas or 0
 local mt = s.mt or math.floor(now / 500000) / 2
 local mc = s.mc or 0
+-- paced at no rate is no state a script writes: off, afresh
+if rate <= 0 then on = 0 end
 local minr = tonumber(ARGV[5]) / 1000
 local maxr = tonumber(ARGV[6]) / 1000
 if maxr <= 0 then maxr = 1e12 end
@@ -231,6 +241,7 @@ local st = s.st or 0
 local at = s.at or 0
 local pr = s.pr or 0
 local pt = s.pt or 0
+if st ~= 0 and st ~= 1 and st ~= 2 then st = 0 end
 local op = ARGV[1]
 local ratio = tonumber(ARGV[4]) / 1000
 local window = tonumber(ARGV[5])
