@@ -118,7 +118,26 @@ pub const BREAKER_IDLE: Duration = Duration::from_secs(60);
 /// Cloning it is cheap: the clones share the connection. The connection
 /// and a task that keeps the guards' mirrors fresh run on the tokio
 /// runtime [`connect`](Store::connect) was called on; a blocking call
-/// (`retry_blocking`, a sync `#[retry]` fn) on any thread uses them too.
+/// (`retry_blocking`, a sync `#[retry]` fn) on any thread uses them too,
+/// except on the thread of a current-thread runtime, where it decides in
+/// process (blocking that thread would stop the runtime that answers).
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use tenacious::redis::{Store, StoreConfig};
+/// use tenacious::Cooldown;
+///
+/// static OPENAI: Cooldown = Cooldown::new();
+///
+/// # async fn start() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = StoreConfig::new().timeout(Duration::from_millis(20));
+/// let store = Store::connect_with("redis://10.0.0.5:6379", config).await?;
+/// store.bind(&OPENAI, "openai")?;
+/// if !store.is_up() {
+///     eprintln!("Redis is down: each process keeps to its own cooldown for now");
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Store {
     link: Arc<Link>,
@@ -220,6 +239,18 @@ impl Default for StoreConfig {
 }
 
 /// What a [`Store`] counted since it connected.
+///
+/// ```no_run
+/// use tenacious::redis::{Store, StoreStats};
+///
+/// # async fn report(store: &Store) {
+/// let stats: StoreStats = store.stats();
+/// println!(
+///     "up {}, {} round trips, {} decided in process, down {} times",
+///     stats.up, stats.round_trips, stats.local_decisions, stats.downs
+/// );
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct StoreStats {
@@ -242,6 +273,16 @@ pub struct StoreStats {
 /// Why [`Store::connect`] failed: the URL is not one redis-rs can use.
 /// (An unreachable server is no error: the guards decide in process until
 /// it answers.)
+///
+/// ```
+/// use tenacious::redis::Store;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let error = Store::connect("not a url").await.unwrap_err();
+/// assert!(error.to_string().starts_with("cannot use this Redis URL"));
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct StoreError(rs::RedisError);
 
@@ -258,6 +299,19 @@ impl std::error::Error for StoreError {
 }
 
 /// Why [`Store::bind`] refused a guard.
+///
+/// ```no_run
+/// use tenacious::redis::{BindError, Store};
+/// use tenacious::RetryBudget;
+///
+/// static BUDGET: RetryBudget = RetryBudget::new();
+///
+/// # async fn start(store: &Store) {
+/// assert!(matches!(store.bind(&BUDGET, "a{b}"), Err(BindError::BadName(_))));
+/// store.bind(&BUDGET, "search").unwrap();
+/// assert_eq!(store.bind(&BUDGET, "search"), Err(BindError::AlreadyBound));
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BindError {
@@ -310,6 +364,14 @@ impl Store {
     /// # Errors
     ///
     /// Only for a URL redis-rs cannot use.
+    ///
+    /// ```no_run
+    /// use tenacious::redis::Store;
+    ///
+    /// # async fn start() -> Result<(), tenacious::redis::StoreError> {
+    /// let store = Store::connect("redis://127.0.0.1:6379").await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         Self::connect_with(url, StoreConfig::new()).await
     }
@@ -324,6 +386,36 @@ impl Store {
     /// # Errors
     ///
     /// Only for a URL redis-rs cannot use.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::redis::{Store, StoreConfig};
+    /// use tenacious::{Policy, RetryBudget};
+    ///
+    /// static BUDGET: RetryBudget = RetryBudget::with_capacity(10);
+    /// const POLICY: Policy = Policy::new().max(10).base(Duration::ZERO).budget(&BUDGET);
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // Nothing listens on port 1: the store starts down, no error.
+    /// let config = StoreConfig::new().timeout(Duration::from_millis(20));
+    /// let store = Store::connect_with("redis://127.0.0.1:1", config).await.unwrap();
+    /// assert!(!store.is_up());
+    /// store.bind(&BUDGET, "search").unwrap();
+    ///
+    /// // The budget keeps to its own 10 tokens meanwhile: 2 retries.
+    /// let mut attempts = 0;
+    /// let result = POLICY
+    ///     .retry(|| {
+    ///         attempts += 1;
+    ///         async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }
+    ///     })
+    ///     .await;
+    /// assert!(result.is_err());
+    /// assert_eq!(attempts, 3);
+    /// assert_eq!(store.stats().local_decisions, 3);
+    /// # }
+    /// ```
     pub async fn connect_with(url: &str, config: StoreConfig) -> Result<Self, StoreError> {
         let client = rs::Client::open(url).map_err(StoreError)?;
         let manager = rs::aio::ConnectionManagerConfig::new()
@@ -369,6 +461,19 @@ impl Store {
     /// [`BindError::AlreadyBound`] for a guard bound before,
     /// [`BindError::BadName`] for an empty name, one over 200 bytes or one
     /// with a brace.
+    ///
+    /// ```no_run
+    /// use tenacious::redis::Store;
+    /// use tenacious::{Breaker, Throttle};
+    ///
+    /// static RATE: Throttle = Throttle::new();
+    /// static HEALTH: Breaker = Breaker::new();
+    ///
+    /// # async fn start(store: &Store) -> Result<(), tenacious::redis::BindError> {
+    /// store.bind(&RATE, "anthropic")?; // tenacious:{anthropic}:throttle
+    /// store.bind(&HEALTH, "anthropic")?; // tenacious:{anthropic}:breaker
+    /// # Ok(()) }
+    /// ```
     pub fn bind<G: Shareable>(&self, guard: &'static G, name: &str) -> Result<(), BindError> {
         if name.is_empty() || name.len() > 200 || name.contains(['{', '}']) {
             return Err(BindError::BadName(name.to_owned()));
@@ -401,6 +506,12 @@ impl Store {
     /// Sends what the bound guards batch (refunds, outcomes) and reads
     /// their mirrors now, rather than at the next refresh: for a process
     /// about to exit, and for tests.
+    ///
+    /// ```no_run
+    /// # async fn stop(store: tenacious::redis::Store) {
+    /// store.sync().await; // the budget's last refunds go out
+    /// # }
+    /// ```
     pub async fn sync(&self) {
         self.link.sync_all().await;
     }
