@@ -236,3 +236,136 @@ async fn a_blocking_call_on_a_current_thread_runtime_decides_in_process_rather_t
     // Two retries taken, the third refused: each decided in process.
     assert_eq!(store.stats().local_decisions, 3);
 }
+
+/// The integer of a RESP reply such as `:1234\r\n`.
+fn integer(reply: Option<String>) -> i64 {
+    let reply = reply.expect("redis answers");
+    reply
+        .trim_start_matches(':')
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not an integer reply: {reply:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shorter_hint_from_another_process_never_reopens_the_fleet_s_cooldown_early() {
+    static A: Cooldown = Cooldown::new();
+    static B: Cooldown = Cooldown::new();
+    const PA: Policy = Policy::new().max(1).cooldown(&A);
+    const PB: Policy = Policy::new().max(1).cooldown(&B);
+    let redis = RedisServer::start();
+    // No refresh while the test runs: B hears of A's closing only at the
+    // `sync` below.
+    let config = StoreConfig::new().refresh(Duration::from_secs(3600));
+    let store = Store::connect_with(&redis.url(), config).await.unwrap();
+    store.bind(&A, "shorter").unwrap();
+    store.bind(&B, "shorter").unwrap();
+    let hinted = |secs| {
+        HttpError::new(StatusCode::TOO_MANY_REQUESTS)
+            .with_retry_after(Some(Duration::from_secs(secs)))
+    };
+    let until = |redis: &RedisServer| {
+        let reply = redis.command(&["HGET", "tenacious:{shorter}:cooldown", "u"]);
+        reply
+            .and_then(|r| r.lines().nth(1).map(str::to_owned))
+            .and_then(|n| n.parse::<i64>().ok())
+    };
+    let _ = PA.retry(|| async { Err::<(), _>(hinted(30)) }).await;
+    // A's closing is pushed in the background: wait for it (bounded).
+    let mut first = None;
+    for _ in 0..200 {
+        first = until(&redis);
+        if first.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let first = first.expect("A's closing reached Redis");
+    // B, still open in its own process, is told 1 s: the fleet's
+    // cooldown keeps the later time.
+    assert!(!B.is_closed());
+    let mut attempts = 0;
+    let _ = PB
+        .retry(|| {
+            attempts += 1;
+            async { Err::<(), _>(hinted(1)) }
+        })
+        .await;
+    assert_eq!(attempts, 1);
+    store.sync().await;
+    assert_eq!(until(&redis), Some(first));
+    let left = B.reopens_in_at(std::time::Instant::now());
+    assert!(
+        left > Duration::from_secs(28),
+        "B mirrors the later time: {left:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_guard_s_key_expires_when_idle() {
+    use tenacious::{Breaker, Signals, Throttle};
+    static BUDGET: RetryBudget = RetryBudget::with_capacity(50);
+    static COOLDOWN: Cooldown = Cooldown::new();
+    static THROTTLE: Throttle = Throttle::new();
+    static BREAKER: Breaker = Breaker::new();
+    const POLICY: Policy = Policy::new()
+        .max(2)
+        .base(Duration::ZERO)
+        .budget(&BUDGET)
+        .cooldown(&COOLDOWN)
+        .throttle(&THROTTLE)
+        .breaker(&BREAKER)
+        .max_retry_after(Duration::from_secs(1));
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&BUDGET, "idle").unwrap();
+    store.bind(&COOLDOWN, "idle").unwrap();
+    store.bind(&THROTTLE, "idle").unwrap();
+    store.bind(&BREAKER, "idle").unwrap();
+    // A transient failure (the budget pays a retry, the breaker counts
+    // it), then a 429 with a hint and the bucket's headers (the cooldown
+    // closes, the throttle hears the bucket).
+    let mut attempt = 0;
+    let _ = POLICY
+        .retry(|| {
+            attempt += 1;
+            let error = if attempt == 1 {
+                HttpError::new(StatusCode::BAD_GATEWAY)
+            } else {
+                HttpError::new(StatusCode::TOO_MANY_REQUESTS)
+                    .with_retry_after(Some(Duration::from_millis(500)))
+                    .with_signals(
+                        Signals::NONE
+                            .limit(100)
+                            .remaining(50)
+                            .reset(Duration::from_secs(30)),
+                    )
+            };
+            async move { Err::<(), _>(error) }
+        })
+        .await;
+    store.sync().await;
+    let hour = 3_600_000;
+    let pttl =
+        |kind: &str| integer(redis.command(&["PTTL", &format!("tenacious:{{idle}}:{kind}")]));
+    let budget = pttl("budget");
+    assert!(
+        budget > hour - 60_000 && budget <= hour,
+        "an hour: {budget}"
+    );
+    let cooldown = pttl("cooldown");
+    assert!(
+        cooldown > 50_000 && cooldown <= 61_000,
+        "60 s past its reopening: {cooldown}"
+    );
+    let throttle = pttl("throttle");
+    assert!(
+        throttle > 540_000 && throttle <= 600_000,
+        "10 minutes: {throttle}"
+    );
+    let breaker = pttl("breaker");
+    assert!(
+        breaker > 90_000 && breaker <= 105_000,
+        "window 30 s + open 15 s + 60 s: {breaker}"
+    );
+}

@@ -796,13 +796,15 @@ impl fmt::Debug for Link {
 /// Every `refresh`: a store that is up sends its guards' batches and reads
 /// their mirrors; one that is down tries a `PING`, and once Redis answers,
 /// its guards push what they learned meanwhile.
+/// The first one period after connecting, which pinged already.
 async fn refresh_loop(link: std::sync::Weak<Link>) {
     loop {
-        let Some(strong) = link.upgrade() else { return };
-        let period = strong.refresh;
-        strong.sync_all().await;
-        drop(strong);
+        let Some(period) = link.upgrade().map(|strong| strong.refresh) else {
+            return;
+        };
         tokio::time::sleep(period).await;
+        let Some(strong) = link.upgrade() else { return };
+        strong.sync_all().await;
     }
 }
 
