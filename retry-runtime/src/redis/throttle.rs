@@ -3,7 +3,7 @@
 //! batches (50 ms of the rate, at most 64) into a local lease, so most
 //! attempts take one in process, a retry just before it starts; the rate
 //! is cut by any process's throttle and set by any process's rate-limit
-//! headers.
+//! headers (an error's, or a success's handed to `Throttle::report`).
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -174,7 +174,19 @@ impl SharedThrottle {
                 move |(_, _, rate, on)| self.heard(rate, on),
             );
         }
-        let signals = outcome.signals;
+        self.report(outcome.signals);
+    }
+
+    /// Whether the fleet's throttle paces, as last heard (or as this
+    /// process's own throttle or report just turned it).
+    pub(crate) fn is_on(&self) -> bool {
+        self.on.load(Ordering::Acquire)
+    }
+
+    /// Tells the fleet's throttle where the provider's bucket stands, if
+    /// `signals` say (`remaining` and `reset`): an outcome's, or a
+    /// success's headers handed to [`Throttle::report`].
+    pub(crate) fn report(&'static self, signals: crate::Signals) {
         if let (Some(remaining), Some(reset)) = (signals.get_remaining(), signals.get_reset()) {
             let limit = signals.get_limit().unwrap_or(0);
             if !reset.is_zero() && (limit == 0 || remaining < limit) {
