@@ -13,6 +13,7 @@
 //! cargo run --release --example fleet -- --penalty --minutes 40
 //! cargo run --release --example fleet -- --workers 10000 --runs 1
 //! cargo run --release --example fleet -- --outage 3-5          # what the breaker saves
+//! cargo run --release --example fleet --features redis -- --redis redis://127.0.0.1:6379
 //! ```
 //!
 //! With `--outage 3-5` (measured, 3 runs from seed 1): the naive loop
@@ -54,7 +55,12 @@
 //!   goodput over time are before, during, the minute after, and the rest;
 //! - `--svg PATH`: where the chart of requests/s and 429s/s goes (default
 //!   `target/fleet.svg`; `--svg none` for no chart; with an outage the
-//!   lower panel counts 529s with the 429s).
+//!   lower panel counts 529s with the 429s);
+//! - `--redis URL` (feature `redis`): the workers as `--processes N` OS
+//!   processes (default 4), in real time for `--seconds S` a row (default
+//!   20), against a provider on loopback keeping the same quota, their
+//!   guards each process's own or shared through the Redis at `URL`
+//!   (`examples/fleet/procs.rs`); one run a row, no chart, no outage.
 
 use std::error::Error;
 use std::process::ExitCode;
@@ -65,6 +71,11 @@ use plotters::prelude::*;
 // Shared with tests/fleet.rs, which checks the ranking this prints.
 #[path = "fleet/sim.rs"]
 mod sim;
+
+// `--redis`: the fleet as OS processes sharing their guards through Redis.
+#[cfg(feature = "redis")]
+#[path = "fleet/procs.rs"]
+mod procs;
 
 use sim::{Config, Outcome, Strategy, Summary, average};
 
@@ -80,11 +91,21 @@ struct Args {
     runs: u32,
     strategies: Vec<Strategy>,
     svg: Option<String>,
+    /// `--redis URL`, `--processes N`, `--seconds S`.
+    redis: Option<String>,
+    processes: u32,
+    seconds: u32,
 }
 
 const USAGE: &str = "usage: fleet [--workers N] [--minutes M] [--penalty] [--seed S] [--runs R] \
                      [--strategy naive|backoff|cooldown|throttle|headers|all|breaker] \
-                     [--rpm N] [--burst N] [--outage START-END] [--svg PATH|none]";
+                     [--rpm N] [--burst N] [--outage START-END] [--svg PATH|none] \
+                     [--redis URL [--processes N] [--seconds S]]";
+
+/// What `--redis` says without the feature.
+#[cfg(not(feature = "redis"))]
+const NO_REDIS: &str = "--redis needs the `redis` feature: cargo run --release --example fleet \
+                        --features redis -- --redis redis://127.0.0.1:6379";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -93,6 +114,9 @@ fn parse_args() -> Result<Args, String> {
         runs: 3,
         strategies: Strategy::ALL.to_vec(),
         svg: Some("target/fleet.svg".to_owned()),
+        redis: None,
+        processes: 4,
+        seconds: 20,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -150,8 +174,14 @@ fn parse_args() -> Result<Args, String> {
                 );
             }
             "--svg" => args.svg = (value != "none").then_some(value),
+            "--redis" => args.redis = Some(value),
+            "--processes" => args.processes = small(&value)?,
+            "--seconds" => args.seconds = small(&value)?,
             _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
         }
+    }
+    if args.redis.is_some() && args.config.outage.is_some() {
+        return Err("--outage is for the in-process run, not with --redis".to_owned());
     }
     if let Some((_, to)) = args.config.outage {
         if to > args.config.duration {
@@ -169,6 +199,10 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    #[cfg(feature = "redis")]
+    if let Some(code) = procs::child_if_asked() {
+        return code;
+    }
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) => {
@@ -176,6 +210,23 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(redis) = &args.redis {
+        #[cfg(feature = "redis")]
+        return procs::run(&procs::Options {
+            redis: redis.clone(),
+            processes: args.processes,
+            seconds: args.seconds,
+            config: args.config,
+            seed: args.seed,
+            strategies: args.strategies,
+        });
+        #[cfg(not(feature = "redis"))]
+        {
+            let _ = (redis, args.processes, args.seconds);
+            eprintln!("{NO_REDIS}");
+            return ExitCode::FAILURE;
+        }
+    }
     let config = args.config;
     let minutes = config.duration.as_secs() / 60;
     println!(

@@ -12,19 +12,14 @@
 //! window whenever the runtime waits on a socket): the runs take about as
 //! long as the quota needs, some 10 s each. They assert counts, never
 //! durations.
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+#[path = "support/quota_server.rs"]
+mod quota_server;
+
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use quota_server::QuotaServer;
 use tenacious::{Cooldown, HttpError, RetryBudget, Throttle, rate_limits, retry};
-use tokio::net::TcpListener;
-use tokio::sync::Mutex;
-use tokio::time::Instant;
 
 /// Requests a second the server allows, and its burst.
 const RATE: f64 = 4.0;
@@ -32,69 +27,6 @@ const BURST: f64 = 4.0;
 /// Agent tasks, and model calls in each.
 const TASKS: usize = 32;
 const CALLS: usize = 2;
-
-/// The server's quota: a token bucket, and what it answered.
-struct Quota {
-    bucket: Mutex<(f64, Instant)>,
-    requests: AtomicU64,
-    rejected: AtomicU64,
-}
-
-/// One chat completion: 200, or 429 with `Retry-After` and the rate-limit
-/// headers OpenAI sends.
-async fn complete(State(quota): State<Arc<Quota>>) -> Response {
-    quota.requests.fetch_add(1, Ordering::Relaxed);
-    let mut bucket = quota.bucket.lock().await;
-    let now = Instant::now();
-    let (tokens, last) = *bucket;
-    let tokens = (tokens + (now - last).as_secs_f64() * RATE).min(BURST);
-    let served = tokens >= 1.0;
-    let tokens = if served { tokens - 1.0 } else { tokens };
-    *bucket = (tokens, now);
-    drop(bucket);
-    let reset_ms = ((BURST - tokens) / RATE * 1000.0).ceil();
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let headers = [
-        ("x-ratelimit-limit-requests", format!("{BURST}")),
-        (
-            "x-ratelimit-remaining-requests",
-            format!("{}", tokens.floor() as u64),
-        ),
-        ("x-ratelimit-reset-requests", format!("{reset_ms}ms")),
-    ];
-    if served {
-        (StatusCode::OK, headers, "{\"choices\":[]}").into_response()
-    } else {
-        quota.rejected.fetch_add(1, Ordering::Relaxed);
-        let wait = ((1.0 - tokens) / RATE).ceil().max(1.0);
-        let mut response = (StatusCode::TOO_MANY_REQUESTS, headers, "rate limited").into_response();
-        response
-            .headers_mut()
-            .insert("retry-after", format!("{wait}").parse().unwrap());
-        response
-    }
-}
-
-/// Starts the server on a free loopback port; its address and its quota.
-async fn serve() -> (String, Arc<Quota>, tokio::task::JoinHandle<()>) {
-    let quota = Arc::new(Quota {
-        bucket: Mutex::new((BURST, Instant::now())),
-        requests: AtomicU64::new(0),
-        rejected: AtomicU64::new(0),
-    });
-    let app = Router::new()
-        .route("/v1/chat/completions", post(complete))
-        .with_state(Arc::clone(&quota));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!(
-        "http://{}/v1/chat/completions",
-        listener.local_addr().unwrap()
-    );
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    (url, quota, server)
-}
 
 /// One request: the server's answer as the retried fn sees it. A success's
 /// rate-limit headers go to the throttle, if there is one; a failure's
@@ -156,7 +88,8 @@ where
     F: Fn(reqwest::Client, String) -> Fut + Copy + Send + 'static,
     Fut: Future<Output = Result<(), HttpError>> + Send,
 {
-    let (url, quota, server) = serve().await;
+    let server = QuotaServer::start(RATE, BURST).await;
+    let url = server.url();
     let client = reqwest::Client::new();
     let tasks: Vec<_> = (0..TASKS)
         .map(|_| {
@@ -175,10 +108,9 @@ where
     for task in tasks {
         completed += usize::from(task.await.unwrap());
     }
-    server.abort();
     Run {
-        requests: quota.requests.load(Ordering::Relaxed),
-        rejected: quota.rejected.load(Ordering::Relaxed),
+        requests: server.requests(),
+        rejected: server.rejected(),
         completed,
     }
 }

@@ -42,7 +42,8 @@
 //! ([`tenacious::seed_jitter`]) and so is every worker's own, so a seed
 //! fixes the run.
 //!
-//! Shared by `examples/fleet.rs` and `tests/fleet.rs`.
+//! Shared by `examples/fleet.rs` and `tests/fleet.rs`; `examples/fleet/procs.rs`
+//! (`--redis`) runs its workers as OS processes against its [`Bucket`].
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -149,13 +150,13 @@ impl Strategy {
     }
 
     /// Whether its client reads `Retry-After`: all but the naive loop.
-    const fn reads_retry_after(self) -> bool {
+    pub const fn reads_retry_after(self) -> bool {
         !matches!(self, Self::Naive)
     }
 
     /// Whether its client passes the rate-limit headers on as
     /// [`Signals`]: only where a header-paced throttle reads them.
-    const fn reads_rate_headers(self) -> bool {
+    pub const fn reads_rate_headers(self) -> bool {
         matches!(self, Self::HeaderPacing | Self::AllGuards)
     }
 }
@@ -287,9 +288,10 @@ impl Config {
     }
 }
 
-/// The provider's quota: a token bucket on tokio's clock.
+/// The provider's quota: a token bucket on tokio's clock (the real one
+/// for the provider of `examples/fleet/procs.rs`).
 #[derive(Debug)]
-struct Bucket {
+pub struct Bucket {
     tokens: f64,
     at: Instant,
     /// Tokens per second.
@@ -300,21 +302,34 @@ struct Bucket {
 
 /// What the provider answered a request with, headers included.
 #[derive(Debug, Clone, Copy)]
-struct Answer {
+pub struct Answer {
     /// Served (else 429).
-    served: bool,
+    pub served: bool,
     /// `Retry-After`, whole seconds (on a 429).
-    retry_after: Duration,
+    pub retry_after: Duration,
     /// `x-ratelimit-remaining-requests`.
-    remaining: u64,
+    pub remaining: u64,
     /// `x-ratelimit-reset-requests`: until the bucket is full again.
-    reset: Duration,
+    pub reset: Duration,
     /// `x-ratelimit-limit-requests`: the bucket's size.
-    limit: u64,
+    pub limit: u64,
 }
 
 impl Bucket {
-    fn arrive(&mut self, now: Instant) -> Answer {
+    /// `config`'s quota, full at `at`.
+    #[must_use]
+    pub fn new(config: &Config, at: Instant) -> Self {
+        Self {
+            tokens: f64::from(config.burst),
+            at,
+            rate: f64::from(config.rpm) / 60.0,
+            burst: f64::from(config.burst),
+            penalty: config.penalty,
+        }
+    }
+
+    /// A request arriving at `now`: the provider's answer.
+    pub fn arrive(&mut self, now: Instant) -> Answer {
         let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
         self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
         self.at = now;
@@ -711,13 +726,7 @@ pub fn simulate(strategy: Strategy, config: Config, seed: u64) -> Outcome {
         tenacious::seed_jitter(seed);
         let start = Instant::now();
         let fleet = Rc::new(Fleet {
-            bucket: RefCell::new(Bucket {
-                tokens: f64::from(config.burst),
-                at: start,
-                rate: f64::from(config.rpm) / 60.0,
-                burst: f64::from(config.burst),
-                penalty: config.penalty,
-            }),
+            bucket: RefCell::new(Bucket::new(&config, start)),
             start,
             end: start + config.duration,
             requests: Cell::new(0),

@@ -516,7 +516,9 @@ impl Throttle {
     /// first throttle). Over real HTTP on loopback (`tests/fleet_http.rs`,
     /// 32 tasks against 4 requests a second, a burst of 4), the first
     /// wave's 28 of 32 requests answered 429 were every 429 the guarded
-    /// fleet got; with `probe_first` there are none in it.
+    /// fleet got; with `probe_first` there are none in it. Bound to a
+    /// store (feature `redis`), each process holds its calls for its own
+    /// first answer, unless the fleet's throttle paces already.
     ///
     /// ```
     /// use std::time::Duration;
@@ -672,7 +674,8 @@ impl Throttle {
     /// retried fn returns the user's value). Call it from inside the
     /// retried fn, before returning. Only `remaining`, `reset` (both must
     /// be given) and `limit` are read; a throttle reaches the guard as the
-    /// attempt's error.
+    /// attempt's error. Bound to a store (feature `redis`), the fleet's
+    /// throttle paces by it too.
     ///
     /// "Now" is tokio's clock, which an async call keeps its times on (a
     /// paused test clock included); outside a paused runtime it is the
@@ -714,6 +717,13 @@ impl Throttle {
         let (Some(remaining), Some(reset)) = (signals.get_remaining(), signals.get_reset()) else {
             return;
         };
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get()
+            && shared.link.is_up()
+        {
+            // Bound to a store: the fleet's throttle paces by it.
+            shared.report(signals);
+        }
         self.lock()
             .report(since_epoch(now), remaining, reset, signals.get_limit());
         self.engaged.store(true, Ordering::Release);
@@ -782,8 +792,24 @@ impl Guard for Throttle {
         #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             // Bound to a store: a token from the lease, or a batch from
-            // the fleet's bucket (in process while Redis is down).
+            // the fleet's bucket (in process while Redis is down); until
+            // the fleet's throttle paces, this process's calls wait for
+            // its first answer, if it probes first.
             if shared.link.is_up() {
+                if self.probe_first != 0 && !shared.is_on() {
+                    if next.recheck {
+                        // Asked again after the gate's wait: it held no
+                        // token (the count `admit_here` keeps the same way).
+                        let _ = self
+                            .gated
+                            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                                n.checked_sub(1)
+                            });
+                    }
+                    if let Some(answer) = self.gate(next) {
+                        return answer;
+                    }
+                }
                 return shared.admit(next);
             }
             shared.link.local_decision();

@@ -91,7 +91,9 @@ return {math.max(u - now, 0), math.max(r - now, 0)}
 /// `KEYS[1]`: a hash, the fleet's throttle: `on`, `rate` (per second),
 /// `tok` and `cap` (its bucket), `t` (last refill), `wmax` and `tthr`
 /// (CUBIC's last maximum and last throttle), `hdr` (paced by headers),
-/// `meas`, `mt`, `mc` (the measured send rate, in half-second buckets).
+/// `rlo` and `rhi` (the bounds the reports put on the provider's refill
+/// rate), `meas`, `mt`, `mc` (the measured send rate, in half-second
+/// buckets).
 /// `ARGV`: op (0 read, 1 take, 2 throttle, 3 report, 4 count), a, b, c,
 /// least rate (‰ per second), greatest rate (‰, 0 none), idle ms.
 /// - count(n): n requests a process sent while the throttle was off, so
@@ -100,7 +102,10 @@ return {math.max(u - now, 0), math.max(r - now, 0)}
 ///   reserved with its wait.
 /// - throttle(): a cut (β 0.7) of the rate from the measured one.
 /// - report(limit, remaining, reset µs): pace by the provider's bucket,
-///   refilling at (limit − remaining) / reset.
+///   refilling between (limit − remaining − 1) / reset and (limit −
+///   remaining) / reset (`remaining` is a whole count), at the middle of
+///   what the reports since the last cut allow, as the in-process
+///   throttle's mirror does.
 ///
 /// Answers `{tokens granted, wait µs, rate ‰, on}`.
 const THROTTLE: &str = r"
@@ -118,6 +123,8 @@ local mt = s.mt or math.floor(now / 500000) / 2
 local mc = s.mc or 0
 -- paced at no rate is no state a script writes: off, afresh
 if rate <= 0 then on = 0 end
+local rlo = s.rlo or 0
+local rhi = s.rhi or 0
 local minr = tonumber(ARGV[5]) / 1000
 local maxr = tonumber(ARGV[6]) / 1000
 if maxr <= 0 then maxr = 1e12 end
@@ -143,7 +150,7 @@ local function bound(x) return math.max(minr, math.min(maxr, x)) end
 local function save()
   redis.call('HSET', KEYS[1], 'on', on, 'rate', g(rate), 'tok', g(tok), 't', d(last),
     'cap', g(cap), 'wmax', g(wmax), 'tthr', d(tthr), 'hdr', hdr, 'meas', g(meas),
-    'mt', g(mt), 'mc', g(mc))
+    'mt', g(mt), 'mc', g(mc), 'rlo', g(rlo), 'rhi', g(rhi))
   redis.call('PEXPIRE', KEYS[1], ARGV[7])
 end
 if op == '1' then
@@ -207,7 +214,19 @@ elseif op == '3' then
   local reset = tonumber(ARGV[4]) / 1e6
   if reset > 0 and (limit == 0 or remaining < limit) then
     if limit > 0 then
-      rate = bound((limit - remaining) / reset)
+      -- remaining is a whole count: the bucket holds between it and one
+      -- more, so its refill rate lies between these two; the reports
+      -- since the last start afresh narrow it (one outside: it changed)
+      local lo = (limit - remaining - 1) / reset
+      local hi = (limit - remaining) / reset
+      if hdr == 1 and rhi > 0 and lo <= rhi and hi >= rlo then
+        rlo = math.max(rlo, lo)
+        rhi = math.min(rhi, hi)
+      else
+        rlo = lo
+        rhi = hi
+      end
+      rate = bound((rlo + rhi) / 2)
       cap = math.max(1, limit)
     else
       rate = bound(math.max(remaining, 1) / reset)

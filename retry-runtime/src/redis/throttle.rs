@@ -1,8 +1,9 @@
 //! A [`Throttle`] shared through Redis: one token bucket and one adaptive
 //! rate for the fleet, on the server's clock. Each process takes tokens in
 //! batches (50 ms of the rate, at most 64) into a local lease, so most
-//! attempts take one in process; the rate is cut by any process's
-//! throttle and set by any process's rate-limit headers.
+//! attempts take one in process, a retry just before it starts; the rate
+//! is cut by any process's throttle and set by any process's rate-limit
+//! headers (an error's, or a success's handed to `Throttle::report`).
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -29,6 +30,8 @@ pub(crate) struct SharedThrottle {
     on: AtomicBool,
     /// Its rate, ‰ per second, as last heard.
     rate: AtomicU64,
+    /// Tokens reserved with a wait, for the calls asked again after it.
+    reserved: AtomicU32,
     /// Tokens leased, and until when (guard epoch nanoseconds).
     lease: AtomicU32,
     lease_until: AtomicU64,
@@ -73,15 +76,32 @@ impl SharedThrottle {
     }
 
     /// The in-process answer, when it needs no round trip: the fleet's
-    /// throttle is off, the call was admitted before its wait, or the
-    /// lease holds a token.
+    /// throttle is off, the call's token was reserved with the wait it
+    /// just made, or the lease holds a token. A retry's token is taken
+    /// just before it starts, not at its decision: taken then, for a start
+    /// after its backoff and its hint, the tokens the fleet's bucket
+    /// refills meanwhile would let the calls start in a burst.
     pub(crate) fn admit(&self, next: &NextAttempt) -> Admit {
-        if next.recheck {
+        if !self.on.load(Ordering::Acquire) {
+            if !next.recheck {
+                self.sent.fetch_add(1, Ordering::Relaxed);
+            }
             return Admit::Go;
         }
-        if !self.on.load(Ordering::Acquire) {
-            self.sent.fetch_add(1, Ordering::Relaxed);
-            return Admit::Go;
+        if next.recheck {
+            // After a wait: one this throttle asked for, its token taken
+            // (tokens are alike: whichever call comes first uses it); or
+            // the retry's own backoff, or another guard's wait.
+            if self
+                .reserved
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+                .is_ok()
+            {
+                return Admit::Go;
+            }
+        } else if next.attempt > 1 {
+            // The retry's decision: asked again just before it starts.
+            return Admit::Later;
         }
         let now = since_epoch(next.now);
         if self.lease_until.load(Ordering::Acquire) > now
@@ -134,6 +154,7 @@ impl SharedThrottle {
             } else {
                 let wait = from_micros(wait);
                 self.throttle.record.waited(wait);
+                self.reserved.fetch_add(1, Ordering::AcqRel);
                 Admit::Wait(wait)
             }
         })
@@ -150,6 +171,9 @@ impl SharedThrottle {
             return;
         }
         if crate::throttle::throttled(outcome) == Some(true) {
+            // On from now: the retry decided next is paced, not only those
+            // decided once the fleet's answer is back.
+            self.on.store(true, Ordering::Release);
             self.link.push::<(i64, i64, i64, i64), _>(
                 &THROTTLE_SCRIPT,
                 &self.key,
@@ -157,9 +181,25 @@ impl SharedThrottle {
                 move |(_, _, rate, on)| self.heard(rate, on),
             );
         }
-        let signals = outcome.signals;
+        self.report(outcome.signals);
+    }
+
+    /// Whether the fleet's throttle paces, as last heard (or as this
+    /// process's own throttle or report just turned it).
+    pub(crate) fn is_on(&self) -> bool {
+        self.on.load(Ordering::Acquire)
+    }
+
+    /// Tells the fleet's throttle where the provider's bucket stands, if
+    /// `signals` say (`remaining` and `reset`): an outcome's, or a
+    /// success's headers handed to [`Throttle::report`].
+    pub(crate) fn report(&'static self, signals: crate::Signals) {
         if let (Some(remaining), Some(reset)) = (signals.get_remaining(), signals.get_reset()) {
             let limit = signals.get_limit().unwrap_or(0);
+            if !reset.is_zero() && (limit == 0 || remaining < limit) {
+                // What the fleet's throttle turns on at (the script's op 3).
+                self.on.store(true, Ordering::Release);
+            }
             let report = [
                 i64::try_from(limit).unwrap_or(i64::MAX),
                 i64::try_from(remaining).unwrap_or(i64::MAX),
@@ -239,6 +279,7 @@ impl Shareable for Throttle {
             throttle: self,
             on: AtomicBool::new(false),
             rate: AtomicU64::new(0),
+            reserved: AtomicU32::new(0),
             lease: AtomicU32::new(0),
             lease_until: AtomicU64::new(0),
             report: Mutex::new(None),
