@@ -19,8 +19,8 @@
 //!   retries across the processes, against a route that answers 503.
 //!
 //! Measured, 5 runs (192 calls a run, 25 requests a second, burst 10):
-//! 4–5 429s in 196–197 requests with the guards shared, 70–101 in 262–293
-//! with each process's own (4.0–7.1 %; the shared run's are its first
+//! 4–6 429s in 196–198 requests with the guards shared, 72–86 in 264–278
+//! with each process's own (5.6–7.5 %; the shared run's are its first
 //! second's, before the reports have told the fleet's throttle the
 //! window); the budget's 30 retries in every run. Some 17 s in all.
 //!
