@@ -374,3 +374,69 @@ async fn every_guard_s_key_expires_when_idle() {
         "window 30 s + open 15 s + 60 s: {breaker}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_redis_cluster_each_guard_s_script_runs_on_the_node_of_its_slot() {
+    use redis_server::RedisCluster;
+    use tenacious::{Breaker, Throttle};
+    static A: RetryBudget = RetryBudget::with_capacity(25);
+    static B: RetryBudget = RetryBudget::with_capacity(25);
+    static C: Cooldown = Cooldown::new();
+    static T: Throttle = Throttle::new();
+    static K: Breaker = Breaker::new();
+    const PA: Policy = Policy::new().max(100).base(Duration::ZERO).budget(&A);
+    const PB: Policy = Policy::new().max(100).base(Duration::ZERO).budget(&B);
+    let cluster = RedisCluster::start();
+    let urls = cluster.urls();
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let store = Store::connect_cluster(&urls[..1]).await.unwrap();
+    assert!(store.is_up());
+    store.bind(&A, "search").unwrap();
+    store.bind(&B, "search").unwrap();
+    store.bind(&C, "openai").unwrap();
+    store.bind(&T, "openai").unwrap();
+    store.bind(&K, "openai").unwrap();
+    let mut attempts = 0;
+    for policy in [PA, PB] {
+        let _ = policy
+            .retry(|| {
+                attempts += 1;
+                async { Err::<(), _>(down()) }
+            })
+            .await;
+    }
+    // 25 tokens: 5 retries across both, wherever the key's slot is.
+    assert_eq!(attempts, 2 + 5);
+    let limited = HttpError::new(StatusCode::TOO_MANY_REQUESTS)
+        .with_retry_after(Some(Duration::from_secs(30)));
+    const PC: Policy = Policy::new().max(1).cooldown(&C).throttle(&T).breaker(&K);
+    let _ = PC.retry(|| async { Err::<(), _>(limited) }).await;
+    // A counted failure, for the breaker's window (the 429 is not one).
+    const PK: Policy = Policy::new().max(1).breaker(&K);
+    let _ = PK
+        .retry(|| async { Err::<(), _>(HttpError::new(StatusCode::BAD_GATEWAY)) })
+        .await;
+    store.sync().await;
+    let stats = store.stats();
+    assert_eq!((stats.failures, stats.downs), (0, 0), "{stats:?}");
+    // The keys of "openai" share one slot, so one node holds them all.
+    let holders: Vec<usize> = cluster
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, node)| {
+            node.command(&["EXISTS", "tenacious:{openai}:cooldown"])
+                .is_some_and(|r| r.starts_with(":1"))
+        })
+        .map(|(at, _)| at)
+        .collect();
+    assert_eq!(holders.len(), 1, "one node holds the cooldown");
+    let node = &cluster.nodes[holders[0]];
+    for kind in ["throttle", "breaker"] {
+        let reply = node.command(&["EXISTS", &format!("tenacious:{{openai}}:{kind}")]);
+        assert!(
+            reply.is_some_and(|r| r.starts_with(":1")),
+            "{kind} beside it"
+        );
+    }
+}

@@ -11,6 +11,8 @@ use std::time::Duration;
 pub struct RedisServer {
     port: u16,
     child: Option<Child>,
+    /// Arguments beyond the defaults (a cluster node's).
+    extra: Vec<String>,
 }
 
 const MISSING: &str = "redis-server is not installed: the Redis tests start their own. \
@@ -21,7 +23,11 @@ impl RedisServer {
     /// Starts one on a free port, and waits (at most 5 s) for it to answer.
     pub fn start() -> Self {
         let port = free_port();
-        let mut server = Self { port, child: None };
+        let mut server = Self {
+            port,
+            child: None,
+            extra: Vec::new(),
+        };
         server.spawn();
         server
     }
@@ -30,7 +36,11 @@ impl RedisServer {
     /// told to connect before any server listened), and waits (at most
     /// 5 s) for it to answer.
     pub fn start_on(port: u16) -> Self {
-        let mut server = Self { port, child: None };
+        let mut server = Self {
+            port,
+            child: None,
+            extra: Vec::new(),
+        };
         server.spawn();
         server
     }
@@ -60,6 +70,7 @@ impl RedisServer {
                 "--protected-mode",
                 "no",
             ])
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -174,6 +185,76 @@ fn incomplete_bulk(reply: &[u8]) -> bool {
         return false;
     };
     header.len() < end + 2 + len + 2
+}
+
+/// A Redis Cluster of three masters on free loopback ports (no replicas),
+/// created with `redis-cli --cluster create`, its slots all served.
+pub struct RedisCluster {
+    pub nodes: Vec<RedisServer>,
+    dir: std::path::PathBuf,
+}
+
+impl RedisCluster {
+    pub fn start() -> Self {
+        let dir = std::env::temp_dir().join(format!("tenacious-cluster-{}", free_port()));
+        std::fs::create_dir_all(&dir).expect("a directory for the nodes' files");
+        let nodes: Vec<RedisServer> = (0..3)
+            .map(|_| {
+                let port = free_port();
+                let mut node = RedisServer {
+                    port,
+                    child: None,
+                    extra: vec![
+                        "--cluster-enabled".into(),
+                        "yes".into(),
+                        "--cluster-config-file".into(),
+                        dir.join(format!("nodes-{port}.conf")).display().to_string(),
+                        "--dir".into(),
+                        dir.display().to_string(),
+                    ],
+                };
+                node.spawn();
+                node
+            })
+            .collect();
+        let addresses: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        let status = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addresses)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap_or_else(|error| panic!("redis-cli (it comes with redis-server): {error}"));
+        assert!(status.success(), "redis-cli --cluster create failed");
+        for _ in 0..500 {
+            if nodes.iter().all(|node| {
+                node.command(&["CLUSTER", "INFO"])
+                    .is_some_and(|info| info.contains("cluster_state:ok"))
+            }) {
+                return Self { nodes, dir };
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the cluster's state was not ok within 5 s");
+    }
+
+    /// The nodes' URLs.
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(RedisServer::url).collect()
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            node.kill();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// A port free on 127.0.0.1 now.

@@ -54,8 +54,9 @@
 //!
 //! One key per guard, `{prefix}:{name}:{kind}`, the name in braces as a
 //! hash tag, so the keys of one provider's guards share a slot on Redis
-//! Cluster: `tenacious:{openai}:budget` (a string, the tokens left),
-//! `…:cooldown`, `…:throttle`, `…:breaker` (hashes). Each expires when
+//! Cluster ([`Store::connect_cluster`]): `tenacious:{openai}:budget` (a
+//! string, the tokens left), `…:cooldown`, `…:throttle`, `…:breaker`
+//! (hashes). Each expires when
 //! idle: a budget after [`BUDGET_IDLE`] without a retry or refund (a
 //! missing budget starts full), a cooldown [`COOLDOWN_IDLE`] after it
 //! reopens, a throttle after [`THROTTLE_IDLE`], a breaker after
@@ -426,6 +427,57 @@ impl Store {
             .set_max_delay(config.refresh);
         let conn = rs::aio::ConnectionManager::new_lazy_with_config(client, manager)
             .map_err(StoreError)?;
+        Ok(Self::start(Conn::Single(conn), config).await)
+    }
+
+    /// Connects to a Redis Cluster through any of its `nodes`
+    /// (`redis://host:port` each) with [`StoreConfig::new`]. See
+    /// [`connect_cluster_with`](Store::connect_cluster_with).
+    ///
+    /// # Errors
+    ///
+    /// Only for URLs redis-rs cannot use.
+    ///
+    /// ```no_run
+    /// use tenacious::redis::Store;
+    ///
+    /// # async fn start() -> Result<(), tenacious::redis::StoreError> {
+    /// let store = Store::connect_cluster(&["redis://10.0.0.5:7000", "redis://10.0.0.6:7000"]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect_cluster(nodes: &[&str]) -> Result<Self, StoreError> {
+        Self::connect_cluster_with(nodes, StoreConfig::new()).await
+    }
+
+    /// Connects to a Redis Cluster through any of its `nodes`, as
+    /// [`connect_with`](Store::connect_with) does to one server: a cluster
+    /// that does not answer is no error. Each guard's key is hash-tagged
+    /// by its name, so each script runs on the one node that holds the
+    /// slot of its key, and the keys of one provider's guards share it.
+    ///
+    /// # Errors
+    ///
+    /// Only for URLs redis-rs cannot use.
+    pub async fn connect_cluster_with(
+        nodes: &[&str],
+        config: StoreConfig,
+    ) -> Result<Self, StoreError> {
+        let client = rs::cluster::ClusterClient::builder(nodes.iter().copied())
+            .connection_timeout(config.timeout)
+            .response_timeout(config.timeout)
+            .retries(1)
+            .build()
+            .map_err(StoreError)?;
+        let cluster = rs::cluster::ClusterConfig::new()
+            .set_connection_timeout(config.timeout)
+            .set_response_timeout(config.timeout);
+        let conn = client.get_pending_async_connection_with_config(cluster);
+        Ok(Self::start(Conn::Cluster(conn), config).await)
+    }
+
+    /// The store on `conn`: up if a first `PING` answers within the
+    /// timeout, and its refresh loop spawned.
+    async fn start(conn: Conn, config: StoreConfig) -> Self {
         let link = Arc::new(Link {
             conn,
             handle: tokio::runtime::Handle::current(),
@@ -449,7 +501,7 @@ impl Store {
             );
         }
         tokio::spawn(refresh_loop(Arc::downgrade(&link)));
-        Ok(Self { link })
+        Self { link }
     }
 
     /// Binds `guard` to `name`: from now on it shares its state with every
@@ -551,10 +603,46 @@ pub(crate) mod futures_lite {
     pub(crate) type BoxedSync = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 }
 
+/// A store's connection: to one server (redis-rs's connection manager,
+/// which reconnects), or to a cluster.
+#[derive(Clone)]
+enum Conn {
+    Single(rs::aio::ConnectionManager),
+    Cluster(rs::cluster_async::ClusterConnection),
+}
+
+impl rs::aio::ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a rs::Cmd) -> rs::RedisFuture<'a, rs::Value> {
+        match self {
+            Self::Single(conn) => conn.req_packed_command(cmd),
+            Self::Cluster(conn) => conn.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a rs::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> rs::RedisFuture<'a, Vec<rs::Value>> {
+        match self {
+            Self::Single(conn) => conn.req_packed_commands(pipeline, offset, count),
+            Self::Cluster(conn) => conn.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Self::Single(conn) => conn.get_db(),
+            Self::Cluster(conn) => conn.get_db(),
+        }
+    }
+}
+
 /// The connection a store's guards share.
 #[doc(hidden)]
 pub struct Link {
-    conn: rs::aio::ConnectionManager,
+    conn: Conn,
     handle: tokio::runtime::Handle,
     timeout: Duration,
     refresh: Duration,
