@@ -440,3 +440,23 @@ async fn on_a_redis_cluster_each_guard_s_script_runs_on_the_node_of_its_slot() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_that_does_not_answer_is_no_error_and_the_guards_decide_in_process() {
+    static BUDGET: RetryBudget = RetryBudget::with_capacity(10);
+    const POLICY: Policy = Policy::new().max(10).base(Duration::ZERO).budget(&BUDGET);
+    let nowhere = format!("redis://127.0.0.1:{}", redis_server::free_port());
+    let store = Store::connect_cluster(&[&nowhere]).await.unwrap();
+    assert!(!store.is_up());
+    store.bind(&BUDGET, "nowhere").unwrap();
+    let mut attempts = 0;
+    let result = POLICY
+        .retry(|| {
+            attempts += 1;
+            async { Err::<(), _>(down()) }
+        })
+        .await;
+    assert!(result.is_err());
+    assert_eq!(attempts, 3, "the local bucket's 2 retries");
+    assert_eq!(store.stats().downs, 1);
+}

@@ -77,8 +77,12 @@
 //! process and counted as a failure, the store stays up, and the first
 //! such error is logged (WARN).
 //! Back up, each guard pushes what it learned meanwhile (a cooldown's
-//! reopening time, a breaker's counts) and reads the shared state again; a
-//! Redis restarted empty starts each guard afresh (a budget full).
+//! reopening time, a breaker's counts) and reads the shared state again
+//! before the store counts as up, so no decision reaches Redis before it;
+//! a Redis restarted empty starts each guard afresh (a budget full). A
+//! decision that timed out may still be applied when a slow Redis gets to
+//! it: a budget's retry is then paid twice, in Redis and in process, which
+//! errs on the side of fewer retries.
 //!
 //! While down, each process keeps to its own limits: the fleet's are at
 //! most the number of processes times one guard's (a budget of 500
@@ -586,6 +590,10 @@ struct Counts {
     local: AtomicU64,
     downs: AtomicU64,
     ups: AtomicU64,
+    /// Round trips Redis failed to answer (a timeout, a lost connection),
+    /// whether the store was up or not: a rebuild that saw one is not
+    /// done.
+    unanswered: AtomicU64,
 }
 
 /// A bound guard's part the refresh loop keeps fresh.
@@ -712,6 +720,7 @@ impl Link {
     }
 
     fn went_down(&self, why: &str) {
+        self.counts.unanswered.fetch_add(1, Ordering::Relaxed);
         if self.up.swap(false, Ordering::AcqRel) {
             self.counts.downs.fetch_add(1, Ordering::Relaxed);
             #[cfg(feature = "metrics")]
@@ -850,16 +859,20 @@ impl Link {
 
     async fn sync_all(&self) {
         if !self.is_up() {
-            if !self.ping().await || !self.came_up() {
+            if !self.ping().await {
                 return;
             }
+            // Rebuilt first, then up: no decision reaches Redis before
+            // each guard has pushed what it learned meanwhile.
+            let unanswered = self.counts.unanswered.load(Ordering::Relaxed);
             for member in self.members() {
                 member.rebuild().await;
-                if !self.is_up() {
+                if self.counts.unanswered.load(Ordering::Relaxed) != unanswered {
                     // Down again: the next PING's rebuild starts over.
                     return;
                 }
             }
+            self.came_up();
             return;
         }
         for member in self.members() {
