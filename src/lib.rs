@@ -117,6 +117,15 @@
 //! distribution, printable as a table. With the features `tracing` and
 //! `metrics`, the same records emit one event per retry and per give-up and
 //! feed counters and a histogram through the `metrics` facade.
+//!
+//! # One fleet, many processes
+//!
+//! The provider guards ([`Cooldown`], [`Throttle`], [`Breaker`]) and
+//! [`RetryBudget`] are shared by the calls of one process. With the
+//! feature `redis`, `tenacious::redis::Store` binds each to a name in a
+//! Redis, and every process bound to the same name shares one state: one
+//! script per decision on the server's clock, the common case decided in
+//! process, and the local state again, within 50 ms, when Redis fails.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
