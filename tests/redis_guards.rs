@@ -460,3 +460,43 @@ async fn a_cluster_that_does_not_answer_is_no_error_and_the_guards_decide_in_pro
     assert_eq!(attempts, 3, "the local bucket's 2 retries");
     assert_eq!(store.stats().downs, 1);
 }
+
+/// Waits at a retry's decision, then stops the call when asked again.
+#[derive(Debug)]
+struct StopsAfterItsWait;
+
+impl tenacious::Guard for StopsAfterItsWait {
+    fn admit(&self, next: &tenacious::NextAttempt) -> tenacious::Admit {
+        match (next.attempt, next.recheck) {
+            (1, _) => tenacious::Admit::Go,
+            (_, false) => tenacious::Admit::Wait(Duration::from_millis(1)),
+            (_, true) => tenacious::Admit::Stop(StopReason::Guard),
+        }
+    }
+    fn observe(&self, _: &tenacious::Outcome) {}
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bound_budget_whose_answer_a_guard_before_it_forestalled_gives_nothing_back() {
+    static BUDGET: RetryBudget = RetryBudget::with_capacity(10);
+    static STOPS: StopsAfterItsWait = StopsAfterItsWait;
+    const SPEND: Policy = Policy::new().max(10).base(Duration::ZERO).budget(&BUDGET);
+    const STOPPED: Policy = Policy::new()
+        .max(10)
+        .base(Duration::ZERO)
+        .guard(&STOPS)
+        .budget(&BUDGET);
+    let redis = RedisServer::start();
+    let config = StoreConfig::new().refresh(Duration::from_secs(3600));
+    let store = Store::connect_with(&redis.url(), config).await.unwrap();
+    store.bind(&BUDGET, "forestalled").unwrap();
+    let _ = SPEND.retry(|| async { Err::<(), _>(down()) }).await;
+    store.sync().await;
+    assert_eq!(BUDGET.balance(), 0, "two retries spent it");
+    let result = STOPPED.retry(|| async { Err::<(), _>(down()) }).await;
+    assert!(result.is_err());
+    store.sync().await;
+    // The guard stopped the retry before the budget answered: the budget
+    // took nothing, and refunds nothing.
+    assert_eq!(BUDGET.balance(), 0);
+}

@@ -495,8 +495,12 @@ impl<'p> Engine<'p> {
                 guard.observe(&outcome);
             }
         }
+        // Not the budget that refused, nor one whose answer the pacer never
+        // awaited (a guard before it, or the deadline, stopped the call):
+        // it took nothing to give back.
         if let Some(budget) = policy.get_budget()
             && except != Some(BUDGET_AT)
+            && !self.has(BUDGET_LATER)
         {
             budget.observe(&outcome);
         }
