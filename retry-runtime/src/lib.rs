@@ -111,6 +111,8 @@ pub mod retry_after;
 mod retry_on;
 mod run;
 mod signals;
+#[cfg(feature = "sse")]
+pub mod sse;
 mod start;
 pub mod stats;
 mod stop;

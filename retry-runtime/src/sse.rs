@@ -1,0 +1,545 @@
+//! Server-sent events from a stream of bytes (feature `sse`), keepalives
+//! included: [`sse`] turns the body of a `text/event-stream` response
+//! (reqwest's `bytes_stream()`, or any `Stream` of byte chunks) into a
+//! stream of [`SseItem`]s.
+//!
+//! A stream a model serves token by token may pause for a long time
+//! between tokens and send a comment line (`: ping`) to keep the
+//! connection alive: that is *liveness* (the server is there), not
+//! *progress* (no token came). The parser yields comments as
+//! [`SseItem::Comment`] so a caller can tell the two apart, where
+//! eventsource-stream 0.2 drops them (`RawEventLine::Comment(_) => {}` in
+//! its `event_stream.rs`), which leaves no way to see a keepalive.
+//!
+//! The format is the WHATWG HTML standard's, "Server-sent events", 9.2.6
+//! "Interpreting an event stream": lines end in CRLF, LF or CR (a CRLF
+//! split across two chunks is one end of line); a leading byte-order mark
+//! is skipped; `data` lines join with `\n`; `event` names the type
+//! (`message` when none); `id` sets the last event id, which every later
+//! event carries until another `id` (one holding NUL is ignored); `retry`
+//! with only ASCII digits sets the reconnection time; other fields are
+//! ignored; an empty line dispatches the event, unless no `data` came; an
+//! event cut off by the end of the stream is not dispatched.
+//!
+//! A hostile or broken server cannot make it hold unbounded memory: a line,
+//! or an event's data, longer than [`SseStream::max_len`] (default
+//! [`MAX_LEN`], 1 MiB) ends the stream with [`SseError::TooLong`].
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use tenacious::sse::{sse, SseItem};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! use futures_util::StreamExt;
+//! let body = futures_util::stream::iter([
+//!     Ok::<_, Infallible>(&b": ping\n\nid: 7\nevent: delta\ndata: {\"text\":"[..]),
+//!     Ok(&b"\"Hel\"}\n\n"[..]),
+//! ]);
+//! let items: Vec<SseItem> = sse(body).map(Result::unwrap).collect().await;
+//! assert_eq!(items[0], SseItem::Comment(" ping".into()));
+//! let SseItem::Event(event) = &items[1] else { panic!() };
+//! assert_eq!((event.event.as_str(), event.data.as_str()), ("delta", "{\"text\":\"Hel\"}"));
+//! assert_eq!(event.id.as_deref(), Some("7"));
+//! # }
+//! ```
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use futures_core::Stream;
+use pin_project_lite::pin_project;
+
+use crate::{Classify, ErrorClass};
+
+/// The default bound of a line and of an event's data: 1 MiB.
+pub const MAX_LEN: usize = 1 << 20;
+
+/// Why an [`SseStream`] ended with an error.
+///
+/// ```
+/// use std::io;
+/// use tenacious::sse::SseError;
+/// use tenacious::{Classify, ErrorClass};
+///
+/// let cut: SseError<io::Error> = SseError::Body(io::Error::from(io::ErrorKind::ConnectionReset));
+/// assert_eq!(cut.classify(), ErrorClass::Transient);
+/// let huge: SseError<io::Error> = SseError::TooLong { limit: 1 << 20 };
+/// assert_eq!(huge.classify(), ErrorClass::Fatal);
+/// ```
+#[derive(Debug)]
+pub enum SseError<E> {
+    /// The body's own error (a connection cut, a timeout).
+    Body(E),
+    /// A line, or an event's data, ran past the bound: not an event
+    /// stream a client can read, whatever it is.
+    TooLong {
+        /// The bound, in bytes.
+        limit: usize,
+    },
+}
+
+impl<E: fmt::Display> fmt::Display for SseError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Body(error) => write!(f, "event stream: {error}"),
+            Self::TooLong { limit } => {
+                write!(f, "event stream: a line or an event over {limit} bytes")
+            }
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for SseError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Body(error) => Some(error),
+            Self::TooLong { .. } => None,
+        }
+    }
+}
+
+/// The body's error classifies as itself; an over-long line as `Fatal`
+/// (an endpoint that does not speak SSE is a fault to fix, not to retry).
+impl<E: Classify> Classify for SseError<E> {
+    fn classify(&self) -> ErrorClass {
+        match self {
+            Self::Body(error) => error.classify(),
+            Self::TooLong { .. } => ErrorClass::Fatal,
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Body(error) => error.retry_after(),
+            Self::TooLong { .. } => None,
+        }
+    }
+
+    fn signals(&self) -> crate::Signals {
+        match self {
+            Self::Body(error) => error.signals(),
+            Self::TooLong { .. } => crate::Signals::NONE,
+        }
+    }
+}
+
+/// One item of a server-sent event stream: an event, or a comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SseItem {
+    /// An event (progress, when its data is content).
+    Event(SseEvent),
+    /// A comment line, without its leading `:`: what servers send to keep
+    /// the connection alive (liveness, not progress).
+    Comment(String),
+}
+
+/// A dispatched server-sent event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct SseEvent {
+    /// Its type: the last `event` field, `message` when none.
+    pub event: String,
+    /// Its `data` lines, joined with `\n`.
+    pub data: String,
+    /// The last event id when it was dispatched: the last `id` field of
+    /// the stream so far (what a reconnection sends as `Last-Event-ID`),
+    /// `None` before any.
+    pub id: Option<String>,
+    /// The reconnection time the server asked for in this event's
+    /// `retry` field, if any.
+    pub retry: Option<Duration>,
+}
+
+pin_project! {
+    /// The stream of [`sse`].
+    #[derive(Debug)]
+    #[must_use = "streams do nothing unless polled"]
+    pub struct SseStream<S> {
+        #[pin]
+        inner: S,
+        // Bytes of a line not ended yet.
+        line: Vec<u8>,
+        // Lines ended and not yet parsed, with their end: parsed one at a
+        // time, so a chunk of many events yields them one by one.
+        pending: Vec<u8>,
+        at: usize,
+        // The event being read.
+        event: String,
+        data: String,
+        has_data: bool,
+        retry: Option<Duration>,
+        last_id: Option<String>,
+        reconnect: Option<Duration>,
+        // A CR ended the last line: an LF first in the next chunk is
+        // the rest of that end of line.
+        after_cr: bool,
+        // Whether the first bytes were looked at for a byte-order mark.
+        started: bool,
+        done: bool,
+        max_len: usize,
+    }
+}
+
+/// Parses the server-sent events of `body`, a stream of byte chunks.
+/// Its errors pass through as they come, as [`SseError::Body`]; the end
+/// of the body ends the stream (an event not finished by an empty line is
+/// dropped).
+pub fn sse<S, B, E>(body: S) -> SseStream<S>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+{
+    SseStream {
+        inner: body,
+        line: Vec::new(),
+        pending: Vec::new(),
+        at: 0,
+        event: String::new(),
+        data: String::new(),
+        has_data: false,
+        retry: None,
+        last_id: None,
+        reconnect: None,
+        after_cr: false,
+        started: false,
+        done: false,
+        max_len: MAX_LEN,
+    }
+}
+
+impl<S> SseStream<S> {
+    /// Bounds a line, and an event's data, to `max_len` bytes (default
+    /// [`MAX_LEN`]): past it the stream ends with [`SseError::TooLong`].
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use tenacious::sse::{sse, SseError};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use futures_util::StreamExt;
+    /// let body = futures_util::stream::iter([Ok::<_, Infallible>(&[b'x'; 100][..])]);
+    /// let mut events = sse(body).max_len(64);
+    /// assert!(matches!(events.next().await, Some(Err(SseError::TooLong { limit: 64 }))));
+    /// assert!(events.next().await.is_none());
+    /// # }
+    /// ```
+    pub fn max_len(self, max_len: usize) -> Self {
+        Self { max_len, ..self }
+    }
+
+    /// The last event id seen so far (the last `id` field): what a
+    /// reconnection sends as `Last-Event-ID`.
+    #[must_use]
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The reconnection time the server last asked for (a `retry` field,
+    /// with an event or without), if any.
+    #[must_use]
+    pub const fn reconnection_time(&self) -> Option<Duration> {
+        self.reconnect
+    }
+}
+
+/// What one line did.
+enum Line {
+    Nothing,
+    Comment(String),
+    Dispatch(SseEvent),
+}
+
+impl<S, B, E> Stream for SseStream<S>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+{
+    type Item = Result<SseItem, SseError<E>>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut this = self.project();
+        loop {
+            // The lines already split off, one at a time.
+            while *this.at < this.pending.len() {
+                let rest = &this.pending[*this.at..];
+                let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+                let line = String::from_utf8_lossy(&rest[..end]).into_owned();
+                *this.at += end + 1;
+                let outcome = field(
+                    &line,
+                    this.event,
+                    this.data,
+                    this.has_data,
+                    this.retry,
+                    this.last_id,
+                );
+                if let Some(retry) = *this.retry {
+                    *this.reconnect = Some(retry);
+                }
+                match outcome {
+                    Line::Nothing => {}
+                    Line::Comment(text) => return Poll::Ready(Some(Ok(SseItem::Comment(text)))),
+                    Line::Dispatch(event) => return Poll::Ready(Some(Ok(SseItem::Event(event)))),
+                }
+            }
+            this.pending.clear();
+            *this.at = 0;
+            if *this.done {
+                return Poll::Ready(None);
+            }
+            match ready!(this.inner.as_mut().poll_next(cx)) {
+                Some(Ok(chunk)) => {
+                    let mut bytes = chunk.as_ref();
+                    if !*this.started && !bytes.is_empty() {
+                        // A byte-order mark may be split across chunks;
+                        // the first chunk that starts the stream decides.
+                        *this.started = true;
+                        bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+                    }
+                    split_lines(bytes, this.line, this.pending, this.after_cr);
+                    if this.line.len() > *this.max_len || this.data.len() > *this.max_len {
+                        *this.done = true;
+                        this.line.clear();
+                        this.data.clear();
+                        this.pending.clear();
+                        let limit = *this.max_len;
+                        return Poll::Ready(Some(Err(SseError::TooLong { limit })));
+                    }
+                }
+                Some(Err(error)) => return Poll::Ready(Some(Err(SseError::Body(error)))),
+                None => {
+                    // An unfinished line and event are dropped.
+                    *this.done = true;
+                }
+            }
+        }
+    }
+}
+
+/// Moves the lines `bytes` ends from `line` (plus `bytes`) into `pending`,
+/// each ended with one LF whatever ended it; what is left of the last
+/// line stays in `line`.
+fn split_lines(bytes: &[u8], line: &mut Vec<u8>, pending: &mut Vec<u8>, after_cr: &mut bool) {
+    let mut bytes = bytes;
+    let rest_of_crlf = *after_cr && bytes.first() == Some(&b'\n');
+    if !bytes.is_empty() {
+        *after_cr = false;
+    }
+    if rest_of_crlf {
+        bytes = &bytes[1..];
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                pending.extend_from_slice(line);
+                pending.push(b'\n');
+                line.clear();
+            }
+            b'\r' => {
+                pending.extend_from_slice(line);
+                pending.push(b'\n');
+                line.clear();
+                if bytes.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                } else if i + 1 == bytes.len() {
+                    *after_cr = true;
+                }
+            }
+            byte => line.push(byte),
+        }
+        i += 1;
+    }
+}
+
+/// Applies one line to the event being read.
+fn field(
+    line: &str,
+    event: &mut String,
+    data: &mut String,
+    has_data: &mut bool,
+    retry: &mut Option<Duration>,
+    last_id: &mut Option<String>,
+) -> Line {
+    if line.is_empty() {
+        // Dispatch, unless no data came: then the event is reset.
+        let kind = std::mem::take(event);
+        let retry = retry.take();
+        if !std::mem::take(has_data) {
+            data.clear();
+            return Line::Nothing;
+        }
+        let mut body = std::mem::take(data);
+        if body.ends_with('\n') {
+            body.pop();
+        }
+        return Line::Dispatch(SseEvent {
+            event: if kind.is_empty() {
+                "message".to_owned()
+            } else {
+                kind
+            },
+            data: body,
+            id: last_id.clone(),
+            retry,
+        });
+    }
+    if let Some(comment) = line.strip_prefix(':') {
+        return Line::Comment(comment.to_owned());
+    }
+    let (name, value) = match line.split_once(':') {
+        Some((name, value)) => (name, value.strip_prefix(' ').unwrap_or(value)),
+        None => (line, ""),
+    };
+    match name {
+        "event" => value.clone_into(event),
+        "data" => {
+            data.push_str(value);
+            data.push('\n');
+            *has_data = true;
+        }
+        "id" if !value.contains('\0') => *last_id = Some(value.to_owned()),
+        "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+            *retry = value.parse().ok().map(Duration::from_millis);
+        }
+        _ => {}
+    }
+    Line::Nothing
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses `chunks` to the end, synchronously (the stream never waits).
+    fn parse(chunks: &[&[u8]]) -> Vec<SseItem> {
+        let body = futures_util::stream::iter(
+            chunks
+                .iter()
+                .map(|chunk| Ok::<_, std::convert::Infallible>(*chunk)),
+        );
+        let mut stream = std::pin::pin!(sse(body));
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut items = Vec::new();
+        loop {
+            match stream.as_mut().poll_next(&mut cx) {
+                Poll::Ready(Some(Ok(item))) => items.push(item),
+                Poll::Ready(None) => return items,
+                Poll::Ready(Some(Err(SseError::Body(never)))) => match never {},
+                Poll::Ready(Some(Err(error))) => panic!("{error}"),
+                Poll::Pending => unreachable!("an iterator's stream never waits"),
+            }
+        }
+    }
+
+    fn event(kind: &str, data: &str, id: Option<&str>) -> SseItem {
+        SseItem::Event(SseEvent {
+            event: kind.to_owned(),
+            data: data.to_owned(),
+            id: id.map(str::to_owned),
+            retry: None,
+        })
+    }
+
+    #[test]
+    fn the_standard_s_examples() {
+        // "data" lines join with a newline; a field without a colon is a
+        // name with an empty value; the last event, unended, is dropped.
+        assert_eq!(
+            parse(&[b"data: YHOO\ndata: +2\ndata: 10\n\n"]),
+            [event("message", "YHOO\n+2\n10", None)]
+        );
+        assert_eq!(
+            parse(&[b": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n"]),
+            [
+                SseItem::Comment(" test stream".into()),
+                event("message", "first event", Some("1")),
+                event("message", "second event", Some("")),
+            ]
+        );
+        assert_eq!(
+            parse(&[b"data\n\ndata\ndata\n\ndata:"]),
+            [event("message", "", None), event("message", "\n", None)]
+        );
+        assert_eq!(
+            parse(&[b"data:test\n\ndata: test\n\n"]),
+            [
+                event("message", "test", None),
+                event("message", "test", None)
+            ]
+        );
+    }
+
+    #[test]
+    fn every_end_of_line_and_a_crlf_split_across_chunks() {
+        let expected = [
+            event("delta", "a", Some("1")),
+            event("delta", "b", Some("1")),
+        ];
+        for body in [
+            &b"id: 1\nevent: delta\ndata: a\n\nevent: delta\ndata: b\n\n"[..],
+            b"id: 1\r\nevent: delta\r\ndata: a\r\n\r\nevent: delta\r\ndata: b\r\n\r\n",
+            b"id: 1\revent: delta\rdata: a\r\revent: delta\rdata: b\r\r",
+        ] {
+            // Every split into two chunks, and one byte at a time.
+            for at in 0..=body.len() {
+                assert_eq!(
+                    parse(&[&body[..at], &body[at..]]),
+                    expected,
+                    "split at {at}"
+                );
+            }
+            let bytes: Vec<&[u8]> = body.chunks(1).collect();
+            assert_eq!(parse(&bytes), expected);
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_retry_and_unknown_fields() {
+        let items = parse(&[b"\xEF\xBB\xBFretry: 1500\nfoo: bar\nretry: 1x\ndata: x\n\n"]);
+        assert_eq!(
+            items,
+            [SseItem::Event(SseEvent {
+                event: "message".into(),
+                data: "x".into(),
+                id: None,
+                retry: Some(Duration::from_millis(1500)),
+            })]
+        );
+        // An id holding NUL is ignored; an event without data is none.
+        assert_eq!(
+            parse(&[b"id: 3\n\nid: a\0b\nevent: e\n\ndata: y\n\n"]),
+            [event("message", "y", Some("3"))]
+        );
+    }
+
+    #[test]
+    fn a_line_or_data_past_the_bound_ends_the_stream_with_an_error() {
+        let body = futures_util::stream::iter([
+            Ok::<_, std::convert::Infallible>(&b"data: a\n\n"[..]),
+            Ok(&b"data: 0123456789\ndata: 0123456789\n"[..]),
+            Ok(&b"data: more\n\n"[..]),
+        ]);
+        let mut stream = std::pin::pin!(sse(body).max_len(16));
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut next = || stream.as_mut().poll_next(&mut cx);
+        assert!(matches!(next(), Poll::Ready(Some(Ok(SseItem::Event(_))))));
+        assert!(matches!(
+            next(),
+            Poll::Ready(Some(Err(SseError::TooLong { limit: 16 })))
+        ));
+        assert!(matches!(next(), Poll::Ready(None)));
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_never_a_panic() {
+        assert_eq!(
+            parse(&[b"data: \xFF\xFE\n\n"]),
+            [event("message", "\u{FFFD}\u{FFFD}", None)]
+        );
+    }
+}
