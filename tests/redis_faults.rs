@@ -10,9 +10,12 @@
 //! store's refresh is long ([`QUIET`]) and the test syncs it by hand.
 #![cfg(feature = "redis")]
 
+#[path = "support/failing.rs"]
+mod failing;
 #[path = "support/redis_server.rs"]
 mod redis_server;
 
+use failing::{down, failing};
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
@@ -60,25 +63,8 @@ fn config(refresh: Duration) -> StoreConfig {
         .refresh(refresh)
 }
 
-fn down() -> io::Error {
-    io::Error::from(io::ErrorKind::ConnectionRefused)
-}
-
 fn limited() -> HttpError {
     HttpError::new(StatusCode::TOO_MANY_REQUESTS).with_retry_after(Some(Duration::from_secs(30)))
-}
-
-/// The attempts of one call whose every attempt fails (transient).
-async fn failing(policy: Policy) -> u32 {
-    let mut attempts = 0;
-    let result = policy
-        .retry(|| {
-            attempts += 1;
-            async { Err::<(), _>(down()) }
-        })
-        .await;
-    assert!(result.is_err());
-    attempts
 }
 
 /// The attempts of one blocking call whose every attempt fails, made on

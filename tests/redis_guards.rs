@@ -2,9 +2,12 @@
 //! `static`s bound to one name stand for two processes.
 #![cfg(feature = "redis")]
 
+#[path = "support/failing.rs"]
+mod failing;
 #[path = "support/redis_server.rs"]
 mod redis_server;
 
+use failing::{down, failing};
 use std::io;
 use std::time::Duration;
 
@@ -12,10 +15,6 @@ use http::StatusCode;
 use redis_server::RedisServer;
 use tenacious::redis::{BindError, Store, StoreConfig};
 use tenacious::{Cooldown, Failure, HttpError, Policy, RetryBudget, StopReason};
-
-fn down() -> io::Error {
-    io::Error::from(io::ErrorKind::ConnectionRefused)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_budgets_bound_to_one_name_share_one_bucket_exactly() {
@@ -30,13 +29,7 @@ async fn two_budgets_bound_to_one_name_share_one_bucket_exactly() {
     store.bind(&B, "search").unwrap();
     let mut attempts = 0;
     for policy in [PA, PB, PA, PB] {
-        let result = policy
-            .retry(|| {
-                attempts += 1;
-                async { Err::<(), _>(down()) }
-            })
-            .await;
-        assert!(result.is_err());
+        attempts += failing(policy).await;
     }
     // 50 tokens, 5 a retry: 10 retries in all, over 4 calls of both.
     assert_eq!(attempts, 4 + 10);
@@ -398,12 +391,7 @@ async fn on_a_redis_cluster_each_guard_s_script_runs_on_the_node_of_its_slot() {
     store.bind(&K, "openai").unwrap();
     let mut attempts = 0;
     for policy in [PA, PB] {
-        let _ = policy
-            .retry(|| {
-                attempts += 1;
-                async { Err::<(), _>(down()) }
-            })
-            .await;
+        attempts += failing(policy).await;
     }
     // 25 tokens: 5 retries across both, wherever the key's slot is.
     assert_eq!(attempts, 2 + 5);
@@ -449,15 +437,7 @@ async fn a_cluster_that_does_not_answer_is_no_error_and_the_guards_decide_in_pro
     let store = Store::connect_cluster(&[&nowhere]).await.unwrap();
     assert!(!store.is_up());
     store.bind(&BUDGET, "nowhere").unwrap();
-    let mut attempts = 0;
-    let result = POLICY
-        .retry(|| {
-            attempts += 1;
-            async { Err::<(), _>(down()) }
-        })
-        .await;
-    assert!(result.is_err());
-    assert_eq!(attempts, 3, "the local bucket's 2 retries");
+    assert_eq!(failing(POLICY).await, 3, "the local bucket's 2 retries");
     assert_eq!(store.stats().downs, 1);
 }
 

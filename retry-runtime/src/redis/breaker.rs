@@ -8,9 +8,7 @@ use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::scripts::BREAKER_SCRIPT;
-use super::{
-    BREAKER_IDLE, BindError, Link, Member, Shareable, Slot, futures_lite::BoxedSync, micros,
-};
+use super::{BREAKER_IDLE, BindError, BoxedSync, Link, Member, Shareable, Slot, micros};
 use crate::cooldown::since_epoch;
 use crate::{Admit, Breaker, NextAttempt, Outcome, PendingAdmit, StopReason};
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::scripts::BUDGET_SCRIPT;
-use super::{BUDGET_IDLE, BindError, Link, Member, Shareable, Slot, futures_lite::BoxedSync};
+use super::{BUDGET_IDLE, BindError, BoxedSync, Link, Member, Shareable, Slot};
 use crate::{Admit, PendingAdmit, RetryBudget, StopReason};
 
 pub(crate) struct SharedBudget {

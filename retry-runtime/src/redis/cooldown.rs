@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::scripts::COOLDOWN_SCRIPT;
 use super::{
-    BindError, COOLDOWN_IDLE, Link, Member, Shareable, Slot, from_micros, futures_lite::BoxedSync,
-    micros,
+    BindError, BoxedSync, COOLDOWN_IDLE, Link, Member, Shareable, Slot, from_micros, micros,
 };
 use crate::clock::MIN_ATTEMPT_NANOS;
 use crate::cooldown::since_epoch;

@@ -596,19 +596,17 @@ struct Counts {
     unanswered: AtomicU64,
 }
 
+/// The future of a [`Member`]'s work.
+pub(crate) type BoxedSync = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
 /// A bound guard's part the refresh loop keeps fresh.
 pub(crate) trait Member: Send + Sync {
     /// Sends its batch and reads its mirror.
-    fn sync(&'static self) -> futures_lite::BoxedSync;
+    fn sync(&'static self) -> BoxedSync;
     /// After Redis came back: pushes what it learned while it was down.
-    fn rebuild(&'static self) -> futures_lite::BoxedSync {
+    fn rebuild(&'static self) -> BoxedSync {
         self.sync()
     }
-}
-
-pub(crate) mod futures_lite {
-    /// The future of a [`Member`](super::Member)'s work.
-    pub(crate) type BoxedSync = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 }
 
 /// A store's connection: to one server (redis-rs's connection manager,

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use super::scripts::THROTTLE_SCRIPT;
 use super::{
-    BindError, Link, Member, Shareable, Slot, THROTTLE_IDLE, from_micros, futures_lite::BoxedSync,
-    micros,
+    BindError, BoxedSync, Link, Member, Shareable, Slot, THROTTLE_IDLE, from_micros, micros,
 };
 use crate::clock::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS};
 use crate::cooldown::since_epoch;
