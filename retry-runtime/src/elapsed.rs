@@ -1,10 +1,13 @@
-//! `Elapsed`: the error of an attempt that ran out of time.
+//! `Elapsed`: the error of an attempt that ran out of time, and [`Limit`],
+//! which of its time limits it ran out of.
 use std::fmt;
 use std::time::Duration;
 
 use crate::{Classify, ErrorClass};
 
-/// An attempt ran past its per-attempt timeout.
+/// An attempt ran past one of its time limits: its per-attempt timeout,
+/// or, for a retried stream, the time to its first item, the idle time
+/// between items, or the call's deadline ([`which`](Elapsed::which) says).
 ///
 /// `#[retry(timeout = "...")]` (and [`Policy::retry_timed`]) bound each
 /// attempt of an async call; an attempt still running at the limit is
@@ -44,38 +47,108 @@ use crate::{Classify, ErrorClass};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Elapsed {
     limit: Duration,
+    which: Limit,
+}
+
+/// Which time limit an [`Elapsed`] ran out of.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Elapsed, Limit};
+///
+/// let stalled = Elapsed::of(Limit::Idle, Duration::from_secs(30));
+/// assert_eq!(stalled.which(), Limit::Idle);
+/// assert_eq!(stalled.to_string(), "stream made no progress for 30s");
+/// assert_eq!(Elapsed::new(Duration::from_secs(1)).which(), Limit::Timeout);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// The per-attempt [`timeout`](crate::Policy::timeout).
+    Timeout,
+    /// A retried stream's [`first_item`](crate::Policy::first_item): no
+    /// content item came that long after the attempt started.
+    FirstItem,
+    /// A retried stream's [`idle`](crate::Policy::idle): no progress that
+    /// long between items (keepalives are not progress).
+    Idle,
+    /// The call's [`deadline`](crate::Policy::deadline), over the whole
+    /// of a retried stream.
+    Deadline,
+}
+
+impl Limit {
+    /// The limit as one snake_case word: `"timeout"`, `"first_item"`,
+    /// `"idle"` or `"deadline"` (the `timer` label of the stream metrics).
+    #[must_use]
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::FirstItem => "first_item",
+            Self::Idle => "idle",
+            Self::Deadline => "deadline",
+        }
+    }
 }
 
 impl Elapsed {
-    /// An attempt that ran out of its `limit`.
+    /// An attempt that ran out of its per-attempt timeout, `limit`.
     #[must_use]
     pub const fn new(limit: Duration) -> Self {
-        Self { limit }
+        Self {
+            limit,
+            which: Limit::Timeout,
+        }
     }
 
-    /// How long the attempt was allowed to run.
+    /// An attempt that ran out of the time limit `which`, of `limit`.
+    #[must_use]
+    pub const fn of(which: Limit, limit: Duration) -> Self {
+        Self { limit, which }
+    }
+
+    /// How long the attempt was allowed to run (for [`Limit::Idle`], to
+    /// wait without progress).
     #[must_use]
     pub const fn limit(&self) -> Duration {
         self.limit
+    }
+
+    /// Which limit it ran out of.
+    #[must_use]
+    pub const fn which(&self) -> Limit {
+        self.which
     }
 }
 
 impl fmt::Display for Elapsed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "attempt timed out after {:?}", self.limit)
+        let limit = self.limit;
+        match self.which {
+            Limit::Timeout => write!(f, "attempt timed out after {limit:?}"),
+            Limit::FirstItem => write!(f, "stream sent no first item within {limit:?}"),
+            Limit::Idle => write!(f, "stream made no progress for {limit:?}"),
+            Limit::Deadline => write!(f, "stream ran past the call's deadline of {limit:?}"),
+        }
     }
 }
 
 impl std::error::Error for Elapsed {}
 
-/// Always [`ErrorClass::Transient`]; `variant()` is `"Elapsed"`.
+/// Always [`ErrorClass::Transient`]; `variant()` is `"Elapsed"` for a
+/// timeout, `"FirstItem"`, `"Idle"` or `"Deadline"` for a stream's limits.
 impl Classify for Elapsed {
     fn classify(&self) -> ErrorClass {
         ErrorClass::Transient
     }
 
     fn variant(&self) -> &'static str {
-        "Elapsed"
+        match self.which {
+            Limit::Timeout => "Elapsed",
+            Limit::FirstItem => "FirstItem",
+            Limit::Idle => "Idle",
+            Limit::Deadline => "Deadline",
+        }
     }
 }
 

@@ -58,6 +58,8 @@ pub struct AttemptRecord {
 pub struct Failure<E> {
     attempts: Vec<AttemptRecord>,
     stop: StopReason,
+    /// Items a retried stream had delivered when it failed.
+    delivered: u64,
     last: E,
 }
 
@@ -73,6 +75,25 @@ impl<E> Failure<E> {
     #[must_use]
     pub const fn stop_reason(&self) -> StopReason {
         self.stop
+    }
+
+    /// How many items a retried stream had delivered to its consumer when
+    /// it failed: output the consumer has, which a new call would repeat.
+    /// 0 for a call that is no stream, and for a stream that failed before
+    /// its first item.
+    ///
+    /// ```
+    /// use std::io;
+    /// use tenacious::Policy;
+    ///
+    /// let failure = Policy::new()
+    ///     .retry_blocking_failure(|| Err::<(), _>(io::Error::from(io::ErrorKind::NotFound)))
+    ///     .unwrap_err();
+    /// assert_eq!(failure.delivered(), 0);
+    /// ```
+    #[must_use]
+    pub const fn delivered(&self) -> u64 {
+        self.delivered
     }
 
     /// The last attempt's error.
@@ -118,6 +139,11 @@ impl<E> fmt::Display for Failure<E> {
         }
         let plural = if n == 1 { "" } else { "s" };
         write!(f, "gave up after {n} attempt{plural} ({})", self.stop)?;
+        if self.delivered > 0 {
+            let d = self.delivered;
+            let plural = if d == 1 { "" } else { "s" };
+            write!(f, " with {d} item{plural} delivered")?;
+        }
         let mut sep = ": ";
         for attempt in &self.attempts {
             write!(f, "{sep}{} {}", attempt.class, attempt.variant)?;
@@ -186,6 +212,7 @@ fn refused_failure<E: Classify>(refused: crate::Refused) -> Failure<E> {
     Failure {
         attempts: Vec::new(),
         stop: refused.reason(),
+        delivered: 0,
         last: make(refused),
     }
 }
@@ -218,9 +245,20 @@ impl Provenance {
     }
 
     pub(crate) fn into_failure<E>(self, stop: StopReason, last: E) -> Failure<E> {
+        self.into_stream_failure(stop, 0, last)
+    }
+
+    /// The failure of a retried stream that had delivered `delivered` items.
+    pub(crate) fn into_stream_failure<E>(
+        self,
+        stop: StopReason,
+        delivered: u64,
+        last: E,
+    ) -> Failure<E> {
         Failure {
             attempts: self.0,
             stop,
+            delivered,
             last,
         }
     }

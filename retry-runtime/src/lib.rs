@@ -127,7 +127,7 @@ pub use call_key::KeySource;
 pub use classify::{Classify, ErrorClass};
 pub use clock::MIN_ATTEMPT;
 pub use cooldown::Cooldown;
-pub use elapsed::Elapsed;
+pub use elapsed::{Elapsed, Limit};
 pub use event::RetryEvent;
 pub use failure::{AttemptRecord, Failure};
 pub use guard::{Admit, AttemptResult, Guard, NextAttempt, Outcome, PendingAdmit};

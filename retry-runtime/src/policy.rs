@@ -61,6 +61,12 @@ pub struct Policy {
     max_retry_after: u64,
     timeout: Option<u64>,
     deadline: Option<u64>,
+    /// A retried stream's time to its first content item, and its idle
+    /// limit between items (see `stream.rs`).
+    first_item: Option<u64>,
+    idle: Option<u64>,
+    /// A retried stream reconnects after it has delivered items.
+    resume: bool,
     breaker: Option<ByAddress<Breaker>>,
     cooldown: Option<ByAddress<Cooldown>>,
     throttle: Option<ByAddress<Throttle>>,
@@ -85,6 +91,9 @@ impl Policy {
         max_retry_after: 120_000_000_000,
         timeout: None,
         deadline: None,
+        first_item: None,
+        idle: None,
+        resume: false,
         breaker: None,
         cooldown: None,
         throttle: None,
@@ -279,6 +288,106 @@ impl Policy {
             deadline: Some(saturating_nanos(deadline)),
             ..self
         }
+    }
+
+    /// For a retried stream ([`Policy::stream`], `#[retry]` on a fn that
+    /// opens one): the longest wait for its first content item, counted
+    /// from the start of each attempt (the open included). Default: none.
+    ///
+    /// Keepalives and preamble items (see
+    /// [`ItemKind`](crate::stream::ItemKind)) do not stop it: only content
+    /// does. A stream that sends none in time is dropped and the attempt
+    /// fails with `E::from(Elapsed)` ([`Limit::FirstItem`](crate::Limit::FirstItem)),
+    /// transient, which the policy retries like any error before the
+    /// stream committed. Ignored by calls that are no stream.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::Policy;
+    ///
+    /// let p = Policy::new().first_item(Duration::from_secs(10));
+    /// assert_eq!(p.get_first_item(), Some(Duration::from_secs(10)));
+    /// assert_eq!(Policy::new().get_first_item(), None);
+    /// ```
+    #[must_use]
+    pub const fn first_item(self, first_item: Duration) -> Self {
+        Self {
+            first_item: Some(saturating_nanos(first_item)),
+            ..self
+        }
+    }
+
+    /// For a retried stream: the longest time the stream may go without
+    /// progress once it has committed (after its first content item).
+    /// Default: none.
+    ///
+    /// Progress is any item but a keepalive; a keepalive (an SSE comment,
+    /// a `ping` event) shows the connection is alive, not that the answer
+    /// moves, so it does not reset the timer, and a stream that only pings
+    /// runs out of it. The wait is counted while the stream waits on its
+    /// source, not while the consumer handles an item. A stream that runs
+    /// out of it fails with `E::from(Elapsed)` ([`Limit::Idle`](crate::Limit::Idle)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::Policy;
+    ///
+    /// let p = Policy::new().idle(Duration::from_secs(30));
+    /// assert_eq!(p.get_idle(), Some(Duration::from_secs(30)));
+    /// ```
+    #[must_use]
+    pub const fn idle(self, idle: Duration) -> Self {
+        Self {
+            idle: Some(saturating_nanos(idle)),
+            ..self
+        }
+    }
+
+    /// For a retried stream: whether a failure after the stream committed
+    /// reconnects from where it stopped. Default: `false`.
+    ///
+    /// Without it, a stream that failed after delivering items ends with a
+    /// [`Failure`](crate::Failure) saying how many
+    /// ([`StopReason::PartialOutput`](crate::StopReason::PartialOutput)):
+    /// retrying would repeat what the consumer has. With it, the failure is
+    /// decided by the policy like any other, and the next attempt's opener
+    /// gets the [`ResumePoint`](crate::stream::ResumePoint) (items
+    /// delivered, the last event id) to reconnect from; items the source
+    /// sends again are dropped by their id.
+    ///
+    /// ```
+    /// use tenacious::Policy;
+    ///
+    /// assert!(Policy::new().resume(true).get_resume());
+    /// assert!(!Policy::new().get_resume());
+    /// ```
+    #[must_use]
+    pub const fn resume(self, resume: bool) -> Self {
+        Self { resume, ..self }
+    }
+
+    /// The stream's time to its first content item, if any.
+    #[must_use]
+    pub const fn get_first_item(&self) -> Option<Duration> {
+        match self.first_item {
+            Some(nanos) => Some(Duration::from_nanos(nanos)),
+            None => None,
+        }
+    }
+
+    /// The stream's idle limit, if any.
+    #[must_use]
+    pub const fn get_idle(&self) -> Option<Duration> {
+        match self.idle {
+            Some(nanos) => Some(Duration::from_nanos(nanos)),
+            None => None,
+        }
+    }
+
+    /// Whether a stream resumes after it committed.
+    #[must_use]
+    pub const fn get_resume(&self) -> bool {
+        self.resume
     }
 
     /// Asks `guard` before every attempt whether it may start, and tells it

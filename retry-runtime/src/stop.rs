@@ -39,11 +39,16 @@ pub enum StopReason {
     /// every probe out): the provider failed too often lately (transient
     /// errors, overload), so the call stopped at once, without the attempt.
     CircuitOpen,
+    /// A retried stream failed after it had delivered items, and is not
+    /// resumed: retrying would repeat output the consumer already has, so
+    /// it ended with the error ([`Failure::delivered`](crate::Failure::delivered)
+    /// counts the items).
+    PartialOutput,
 }
 
 impl StopReason {
     /// Every reason, in declaration order.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Exhausted,
         Self::NotRetryable,
         Self::HintTooLong,
@@ -53,12 +58,14 @@ impl StopReason {
         Self::Guard,
         Self::Cooldown,
         Self::CircuitOpen,
+        Self::PartialOutput,
     ];
 
     /// The reason as one snake_case word, as the `reason` of the tracing
     /// events and of the `tenacious_gave_up_total` metric spell it:
     /// `"exhausted"`, `"not_retryable"`, `"hint_too_long"`, `"deadline"`,
-    /// `"budget"`, `"nested"`, `"guard"`, `"cooldown"` or `"circuit_open"`.
+    /// `"budget"`, `"nested"`, `"guard"`, `"cooldown"`, `"circuit_open"` or
+    /// `"partial_output"`.
     ///
     /// ```
     /// use tenacious::StopReason;
@@ -77,6 +84,7 @@ impl StopReason {
             Self::Guard => "guard",
             Self::Cooldown => "cooldown",
             Self::CircuitOpen => "circuit_open",
+            Self::PartialOutput => "partial_output",
         }
     }
 
@@ -92,12 +100,13 @@ impl StopReason {
             Self::Guard => 6,
             Self::Cooldown => 7,
             Self::CircuitOpen => 8,
+            Self::PartialOutput => 9,
         }
     }
 
     /// A short lowercase phrase: `"exhausted"`, `"not retryable"`, `"hint
-    /// too long"`, `"deadline"`, `"budget"`, `"nested"`, `"guard"`, `"cooldown"`
-    /// or `"circuit open"`.
+    /// too long"`, `"deadline"`, `"budget"`, `"nested"`, `"guard"`, `"cooldown"`,
+    /// `"circuit open"` or `"partial output"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -110,6 +119,7 @@ impl StopReason {
             Self::Guard => "guard",
             Self::Cooldown => "cooldown",
             Self::CircuitOpen => "circuit open",
+            Self::PartialOutput => "partial output",
         }
     }
 }
@@ -138,7 +148,8 @@ mod tests {
                 "nested",
                 "guard",
                 "cooldown",
-                "circuit open"
+                "circuit open",
+                "partial output"
             ]
         );
     }

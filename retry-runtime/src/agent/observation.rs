@@ -19,6 +19,7 @@ use crate::{Classify, ErrorClass, Failure, StopReason};
 /// | `fatal` | `"escalate"` | stop and tell the user: a human must fix it |
 /// | [`StopReason::Cooldown`] | `"wait_and_retry"` | the provider asked every caller to wait: wait, then call again |
 /// | [`StopReason::CircuitOpen`] | `"switch_direction"` | the provider is failing: take another route (another tool or provider), do not call it again now |
+/// | a stream that had delivered items ([`StopReason::PartialOutput`], or any failure with [`Failure::delivered`] above 0) | `"partial_output"` | part of the answer already reached the user: do not call again to repeat it; continue from where it stopped, or say it was cut off |
 ///
 /// ```
 /// use tenacious::{ErrorClass, StopReason};
@@ -46,6 +47,10 @@ pub enum Status {
     /// [`Breaker`](crate::Breaker) is open): take another route — another
     /// tool, another provider — rather than calling it again now.
     SwitchDirection,
+    /// A stream failed after part of its output reached the user: calling
+    /// again would repeat it. Continue from where it stopped (ask for the
+    /// rest), or tell the user the answer was cut off.
+    PartialOutput,
 }
 
 impl Status {
@@ -63,18 +68,21 @@ impl Status {
     /// The status for a call that stopped for `reason` with a last error
     /// of `class` (the table on [`Status`]): `SwitchDirection` for
     /// [`StopReason::CircuitOpen`], `WaitAndRetry` for
-    /// [`StopReason::Cooldown`], else as [`for_class`](Status::for_class).
+    /// [`StopReason::Cooldown`], `PartialOutput` for
+    /// [`StopReason::PartialOutput`], else as [`for_class`](Status::for_class).
     #[must_use]
     pub const fn for_stop(reason: StopReason, class: ErrorClass) -> Self {
         match reason {
             StopReason::CircuitOpen => Self::SwitchDirection,
             StopReason::Cooldown => Self::WaitAndRetry,
+            StopReason::PartialOutput => Self::PartialOutput,
             _ => Self::for_class(class),
         }
     }
 
     /// The name it serialises as: `"retry_later"`, `"wait_and_retry"`,
-    /// `"fix_input"`, `"escalate"` or `"switch_direction"`.
+    /// `"fix_input"`, `"escalate"`, `"switch_direction"` or
+    /// `"partial_output"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -83,6 +91,7 @@ impl Status {
             Self::FixInput => "fix_input",
             Self::Escalate => "escalate",
             Self::SwitchDirection => "switch_direction",
+            Self::PartialOutput => "partial_output",
         }
     }
 }
@@ -108,7 +117,8 @@ impl fmt::Display for Status {
 /// | `class` | `"transient"`, `"rate_limited"`, `"invalid"` or `"fatal"` |
 /// | `attempts` | attempts the call layer made (1 for a bare error) |
 /// | `retry_after_ms` | how long to wait before calling again, in whole milliseconds, rounded up: the server's wait hint, or a wait set with [`with_retry_after`](Observation::with_retry_after) (a breaker's [`admits_in`](crate::Breaker::admits_in)); `null` without one |
-/// | `system_hint` | for a call stopped by a shared guard, [`Observation::stop_hint`]; else the error's [`Classify::hint`], else [`Observation::default_hint`] for its class |
+/// | `system_hint` | for a stream cut off after delivering items, [`Observation::partial_hint`]; for a call stopped by a shared guard, [`Observation::stop_hint`]; else the error's [`Classify::hint`], else [`Observation::default_hint`] for its class |
+/// | `delivered` | only for a stream cut off after delivering items: how many reached the user (absent otherwise) |
 ///
 /// ```
 /// use std::time::Duration;
@@ -153,6 +163,10 @@ pub struct Observation {
     pub retry_after_ms: Option<u64>,
     /// Advice for the model: the error's own hint, else one per class.
     pub system_hint: String,
+    /// For a retried stream that failed after part of its output reached
+    /// the user, how many items had: absent (`None`) otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered: Option<u64>,
 }
 
 impl Observation {
@@ -172,7 +186,7 @@ impl Observation {
     where
         E: Classify + fmt::Display + ?Sized,
     {
-        Self::build(tool_call_id.into(), error, 1, None)
+        Self::build(tool_call_id.into(), error, 1, None, 0)
     }
 
     /// The observation of a call that gave up after retries: the last
@@ -184,6 +198,9 @@ impl Observation {
     /// stopped: a call stopped by an open circuit breaker reads
     /// `"switch_direction"`, one stopped by a shared cooldown
     /// `"wait_and_retry"`, each with its [`stop_hint`](Observation::stop_hint).
+    /// A retried stream that failed after delivering items reads
+    /// `"partial_output"`, with `delivered` set and a hint that says not
+    /// to call again for what the user already has, whatever stopped it.
     ///
     /// ```
     /// use std::io;
@@ -210,15 +227,36 @@ impl Observation {
             failure.last(),
             attempts,
             Some(failure.stop_reason()),
+            failure.delivered(),
         )
     }
 
-    fn build<E>(tool_call_id: String, error: &E, attempts: u32, stop: Option<StopReason>) -> Self
+    fn build<E>(
+        tool_call_id: String,
+        error: &E,
+        attempts: u32,
+        stop: Option<StopReason>,
+        delivered: u64,
+    ) -> Self
     where
         E: Classify + fmt::Display + ?Sized,
     {
         let class = error.classify();
         let retry_after = error.retry_after();
+        if delivered > 0 {
+            // Whatever stopped it, the user has part of the answer: that
+            // says more than the class or the stop.
+            return Self {
+                tool_call_id,
+                status: Status::PartialOutput,
+                error: error.to_string(),
+                class,
+                attempts,
+                retry_after_ms: retry_after.map(ceil_millis),
+                system_hint: Self::partial_hint(delivered),
+                delivered: Some(delivered),
+            };
+        }
         let system_hint = match stop.and_then(|stop| Self::stop_hint(stop, retry_after)) {
             Some(hint) => hint.into_owned(),
             None => match error.hint() {
@@ -236,7 +274,26 @@ impl Observation {
             attempts,
             retry_after_ms: retry_after.map(ceil_millis),
             system_hint,
+            delivered: None,
         }
+    }
+
+    /// The `system_hint` of a stream that failed after it had delivered
+    /// `delivered` items: "the answer was cut off after N items, which the
+    /// user already has: do not call this tool again to repeat them;
+    /// continue from where it stopped, or tell the user it was cut off".
+    ///
+    /// ```
+    /// use tenacious::agent::Observation;
+    ///
+    /// assert!(Observation::partial_hint(3).starts_with("the answer was cut off after 3 items"));
+    /// ```
+    #[must_use]
+    pub fn partial_hint(delivered: u64) -> String {
+        let plural = if delivered == 1 { "" } else { "s" };
+        format!(
+            "the answer was cut off after {delivered} item{plural}, which the user already has: do not call this tool again to repeat them; continue from where it stopped, or tell the user it was cut off"
+        )
     }
 
     /// The observation with `wait` as the time to wait before calling
@@ -463,6 +520,7 @@ mod tests {
                 let expected = match reason {
                     StopReason::CircuitOpen => Status::SwitchDirection,
                     StopReason::Cooldown => Status::WaitAndRetry,
+                    StopReason::PartialOutput => Status::PartialOutput,
                     _ => Status::for_class(class),
                 };
                 assert_eq!(status, expected, "{reason} {class}");

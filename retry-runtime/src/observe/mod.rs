@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use crate::stats::CallStats;
-use crate::{ErrorClass, Policy, StopReason};
+use crate::{ErrorClass, Limit, Policy, StopReason};
 
 #[cfg(feature = "tracing")]
 mod events;
@@ -87,6 +87,40 @@ pub(crate) fn late_give_up(
     metrics::late_give_up(stats, attempts, reason);
     #[cfg(not(feature = "tracing"))]
     let _ = (max, elapsed);
+}
+
+/// A retried stream committed: its first content item came `after` the
+/// start of the attempt that delivered it.
+#[cold]
+#[allow(dead_code)] // until the stream wrapper lands
+pub(crate) fn stream_first_item(stats: &'static CallStats, after: Duration) {
+    let _ = (stats, after);
+}
+
+/// A retried stream's timer `limit` ran out (a stall): before its first
+/// item ([`Limit::FirstItem`]), between items ([`Limit::Idle`]), or at the
+/// call's deadline ([`Limit::Deadline`]).
+#[cold]
+#[allow(dead_code)] // until the stream wrapper lands
+pub(crate) fn stream_stall(stats: &'static CallStats, limit: Limit) {
+    let _ = (stats, limit);
+}
+
+/// A retried stream with `resume` reconnects after it had delivered
+/// `delivered` items.
+#[cold]
+#[allow(dead_code)] // until the stream wrapper lands
+pub(crate) fn stream_resume(stats: &'static CallStats, delivered: u64) {
+    let _ = (stats, delivered);
+}
+
+/// A retried stream ended with an error after it had delivered
+/// `delivered` items, stopped by `reason` (a partial failure; the give-up
+/// itself is counted by `give_up` too).
+#[cold]
+#[allow(dead_code)] // until the stream wrapper lands
+pub(crate) fn stream_partial(stats: &'static CallStats, delivered: u64, reason: StopReason) {
+    let _ = (stats, delivered, reason);
 }
 
 /// Whether a call under `policy` should read the clock when it starts,

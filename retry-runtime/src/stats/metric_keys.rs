@@ -66,6 +66,7 @@ impl RecordMetrics {
                 by_reason(name, StopReason::Guard),
                 by_reason(name, StopReason::Cooldown),
                 by_reason(name, StopReason::CircuitOpen),
+                by_reason(name, StopReason::PartialOutput),
             ],
             other_by_class: [
                 error_labels(name, ErrorClass::Transient, OTHER_VARIANT),
