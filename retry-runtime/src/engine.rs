@@ -263,8 +263,8 @@ impl<'p> Engine<'p> {
         &mut self,
         error: &E,
         mut when: W,
-        mut notify: N,
-        mut record: F,
+        notify: N,
+        record: F,
     ) -> ControlFlow<(), Duration>
     where
         E: Classify,
@@ -272,6 +272,34 @@ impl<'p> Engine<'p> {
         N: NotifyFn<E>,
         F: FnMut(u32, &E, ErrorClass, Option<Duration>),
     {
+        let (class, hint) = self.count_failure(error);
+        let plan = self.decide(error, class, hint, &mut when);
+        self.conclude(error, class, plan, notify, record)
+    }
+
+    /// The attempt failed with `error`, and the caller stops the call for
+    /// `reason` whatever the policy would decide: a retried stream that
+    /// failed after delivering items (a retry would repeat them), or ran
+    /// past its deadline. Counted, recorded and told to the guards as any
+    /// give-up.
+    pub(crate) fn stop_after<E, F>(&mut self, error: &E, reason: StopReason, record: F)
+    where
+        E: Classify,
+        F: FnMut(u32, &E, ErrorClass, Option<Duration>),
+    {
+        let (class, _) = self.count_failure(error);
+        self.flags &= !TIMED_OUT;
+        let _ = self.conclude(
+            error,
+            class,
+            Plan::Stop(reason),
+            crate::hooks::ignore,
+            record,
+        );
+    }
+
+    /// Counts a failed attempt and tells the guards; its class and hint.
+    fn count_failure<E: Classify>(&mut self, error: &E) -> (ErrorClass, Option<Duration>) {
         self.attempts = self.attempts.saturating_add(1);
         let class = error.classify();
         let hint = error.retry_after();
@@ -286,7 +314,24 @@ impl<'p> Engine<'p> {
                 error.signals(),
             );
         }
-        let plan = self.decide(error, class, hint, &mut when);
+        (class, hint)
+    }
+
+    /// Reports what was decided about a failed attempt (statistics,
+    /// `record`, `notify`) and holds the reason if it stops.
+    fn conclude<E, N, F>(
+        &mut self,
+        error: &E,
+        class: ErrorClass,
+        plan: Plan,
+        mut notify: N,
+        mut record: F,
+    ) -> ControlFlow<(), Duration>
+    where
+        E: Classify,
+        N: NotifyFn<E>,
+        F: FnMut(u32, &E, ErrorClass, Option<Duration>),
+    {
         if let Some(stats) = self.policy.get_stats() {
             let failed = FailedAttempt {
                 attempt: self.attempts,

@@ -116,6 +116,7 @@ pub mod sse;
 mod start;
 pub mod stats;
 mod stop;
+pub mod stream;
 mod throttle;
 mod when_by_ref;
 

@@ -16,9 +16,10 @@ use tokio::time::{Instant, Sleep};
 use crate::clock::Clock;
 use crate::context::{Frame, scoped_blocking};
 use crate::engine::Engine;
+use crate::failure::Provenance;
 use crate::hooks::{always, ignore};
 use crate::pace::Pacer;
-use crate::{Classify, Policy};
+use crate::{Classify, Policy, StopReason};
 
 /// Where a [`Polled`] call is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,15 +82,17 @@ impl<'p, E: Classify> Polled<'p, E> {
 
     /// Ready with `Ok(())` when the next attempt may start: the backoff
     /// after the last one has passed and the policy's guard let it go.
-    /// Ready with `Err(error)` — the last attempt's — when the call gave
-    /// up before it instead (a guard refused it, or the wait ended too
-    /// close to the deadline), as a loop's `resume` does.
+    /// Ready with `Err(Some(error))` — the last attempt's — when the call
+    /// gave up before it instead (a guard refused it, or the wait ended
+    /// too close to the deadline), as a loop's `resume` does; with
+    /// `Err(None)` when a guard refused the first attempt of a call made
+    /// [`refusable`](Polled::refusable) (see [`Engine::stop_reason`]).
     ///
     /// # Panics
     ///
     /// Once the call is over ([`finish`](Polled::finish) returned `Break`),
     /// or while an attempt runs.
-    pub fn poll_start(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), E>> {
+    pub fn poll_start(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Option<E>>> {
         let mut this = self.project();
         if *this.phase == Phase::Backoff {
             if let Some(timer) = this.timer.as_mut().as_pin_mut() {
@@ -106,13 +109,20 @@ impl<'p, E: Classify> Polled<'p, E> {
         ready!(this.pacer.poll_pace(this.engine, cx));
         if this.engine.late() {
             *this.phase = Phase::Done;
-            let last = this.last.take().expect("a call stops after an attempt");
-            return Poll::Ready(Err(last));
+            return Poll::Ready(Err(this.last.take()));
         }
         *this.last = None;
         *this.unnamed_calls = 0;
         *this.phase = Phase::Attempting;
         Poll::Ready(Ok(()))
+    }
+
+    /// Lets a guard refuse the first attempt (the call's error type can
+    /// say so, [`Classify::refused`]): [`poll_start`](Polled::poll_start)
+    /// then ends with `Err(None)`. Without it a refusal of the first
+    /// attempt is taken as a go, as the loops take it.
+    pub fn refusable(&mut self) {
+        self.engine.set_refusable();
     }
 
     /// Runs `f` — a poll of the attempt's work — with the attempt context
@@ -153,6 +163,75 @@ impl<'p, E: Classify> Polled<'p, E> {
                 ControlFlow::Continue(())
             }
         }
+    }
+
+    /// [`finish`](Polled::finish) for a call that gives up with a
+    /// [`Failure`](crate::Failure): each failed attempt is recorded in
+    /// `provenance`.
+    pub(crate) fn finish_recorded<T>(
+        self: Pin<&mut Self>,
+        provenance: &mut Provenance,
+        result: Result<T, E>,
+    ) -> ControlFlow<Result<T, E>> {
+        let mut this = self.project();
+        this.timer.set(None);
+        match this
+            .engine
+            .step_recording(result, always, ignore, |n, error, class, delay| {
+                provenance.record(n, error, class, delay);
+            }) {
+            ControlFlow::Break(result) => {
+                *this.phase = Phase::Done;
+                ControlFlow::Break(result)
+            }
+            ControlFlow::Continue((delay, error)) => {
+                *this.last = Some(error);
+                *this.phase = Phase::Backoff;
+                if !delay.is_zero() {
+                    this.timer.set(Some(tokio::time::sleep(delay)));
+                }
+                ControlFlow::Continue(())
+            }
+        }
+    }
+
+    /// The attempt failed with `error` and the call stops for `reason`,
+    /// whatever the policy would decide (see `Engine::stop_after`); the
+    /// attempt is recorded in `provenance`.
+    pub(crate) fn stop_after(
+        self: Pin<&mut Self>,
+        provenance: &mut Provenance,
+        error: &E,
+        reason: StopReason,
+    ) {
+        let mut this = self.project();
+        this.timer.set(None);
+        *this.phase = Phase::Done;
+        this.engine
+            .stop_after(error, reason, |n, error, class, delay| {
+                provenance.record(n, error, class, delay);
+            });
+    }
+
+    /// The attempt succeeded (a stream its consumer dropped after content
+    /// came); no further attempt is made.
+    pub(crate) fn settle_success(self: Pin<&mut Self>) {
+        let _ = self.finish(Ok::<(), E>(()));
+    }
+
+    /// Disarms the attempt's own timer.
+    pub(crate) fn disarm(self: Pin<&mut Self>) {
+        self.project().timer.set(None);
+    }
+
+    /// The engine of the call, to read its clock.
+    pub(crate) fn engine_mut(self: Pin<&mut Self>) -> &mut Engine<'p> {
+        self.project().engine
+    }
+
+    /// Whether the call is over.
+    pub(crate) fn is_done(&self) -> bool {
+        self.phase == Phase::Done
     }
 
     /// Marks the running attempt as out of its time: its retry costs the

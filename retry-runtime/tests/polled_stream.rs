@@ -95,7 +95,7 @@ impl<O: FnMut() -> BoxStream<'static, Result<u32, Fault>> + Unpin> Stream for Re
                     Poll::Pending => return Poll::Pending,
                     Poll::Ready(Err(last)) => {
                         this.done = true;
-                        return Poll::Ready(Some(Err(last)));
+                        return Poll::Ready(last.map(Err));
                     }
                     Poll::Ready(Ok(())) => {}
                 }

@@ -1,0 +1,1134 @@
+//! Retried streams: a call whose answer comes as a stream of items (model
+//! output token by token), retried as one call and never duplicated.
+//!
+//! [`Policy::stream`] (and `#[retry]` on a fn that opens a stream) takes
+//! an opener and gives the consumer one stream of items. Each attempt
+//! goes through three phases:
+//!
+//! 1. **open**: the opener's future runs (connect, send, read the head);
+//! 2. **first item**: the source is read until its first *content* item;
+//! 3. **committed**: content reached the consumer; from here on the
+//!    stream is the consumer's.
+//!
+//! Before commit, every failure is retried by the policy as any call's
+//! is — an error opening, an error item (transport or in-band, classified
+//! by [`Classify`]), a source that ends in error before content, a stall
+//! past [`first_item`](Policy::first_item) — with its classes, hints,
+//! budget, guards and statistics. After commit a failure is never retried
+//! silently: by default the stream ends with a [`Failure`] whose
+//! [`delivered`](Failure::delivered) counts the items the consumer has, and
+//! [`StopReason::PartialOutput`]; with [`resume`](Policy::resume) the
+//! policy decides as before, and the next opener gets the
+//! [`ResumePoint`] — items delivered, the last event id — to reconnect
+//! from, while items the source sends again are dropped by their id.
+//!
+//! **Liveness is not progress.** Each item says what it is
+//! ([`StreamItem::kind`]): *content* (a token: it commits the stream and
+//! resets the idle timer), a *preamble* (metadata before the content,
+//! such as a `message_start` event: held back until the first content
+//! item and dropped with its attempt if that attempt fails, so a retry
+//! never shows it twice), or a *keepalive* (an SSE comment, a `ping`
+//! event: the connection is alive, the answer is not moving). Keepalives
+//! are never delivered and reset no timer, so a stream that only pings
+//! runs out of [`first_item`](Policy::first_item) or
+//! [`idle`](Policy::idle); one whose server pings while a model thinks
+//! needs an `idle` longer than the longest think.
+//!
+//! Three timers bound a stream: `first_item` from the start of each
+//! attempt to its first content item, `idle` between items once
+//! committed (counted while the stream waits on its source, not while the
+//! consumer handles an item), and the policy's
+//! [`deadline`](Policy::deadline) over the whole stream, retries and
+//! backoff included. A stream that runs out of one fails with
+//! `E::from(Elapsed)` (see [`Elapsed::which`]); at the deadline it stops,
+//! [`StopReason::Deadline`].
+//!
+//! The wrapper adds no allocation per item: it counts what it delivers,
+//! and with `resume` copies each item's id into one buffer it reuses.
+//!
+//! ```
+//! use std::time::Duration;
+//! use futures_util::{stream, StreamExt};
+//! use tenacious::{Elapsed, Policy};
+//!
+//! #[derive(Debug)]
+//! enum ChatError { Overloaded, Stalled(Elapsed) }
+//! impl From<Elapsed> for ChatError {
+//!     fn from(e: Elapsed) -> Self { ChatError::Stalled(e) }
+//! }
+//! impl tenacious::Classify for ChatError {
+//!     fn classify(&self) -> tenacious::ErrorClass { tenacious::ErrorClass::Transient }
+//! }
+//!
+//! const POLICY: Policy = Policy::new().base(Duration::from_millis(10)).first_item(Duration::from_secs(5));
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let mut opens = 0;
+//! let tokens = POLICY.stream(|_resume| {
+//!     opens += 1;
+//!     let first = opens == 1;
+//!     async move {
+//!         if first {
+//!             // An in-band error before any content: retried.
+//!             return Ok(stream::iter(vec![Err(ChatError::Overloaded)]).boxed());
+//!         }
+//!         Ok(stream::iter(vec![Ok("Hel".to_owned()), Ok("lo".to_owned())]).boxed())
+//!     }
+//! });
+//! let text: Vec<String> = tokens.map(Result::unwrap).collect().await;
+//! assert_eq!(text.concat(), "Hello");
+//! # }
+//! ```
+use futures_core::Stream;
+use pin_project_lite::pin_project;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+use tokio::time::{Instant, Sleep};
+
+use crate::failure::Provenance;
+use crate::polled::Polled;
+use crate::{Classify, Elapsed, Failure, Limit, Policy, StopReason, observe};
+
+/// What an item of a retried stream is to the stream (see the module
+/// docs): progress that commits it, metadata before it, or liveness.
+///
+/// ```
+/// use tenacious::stream::{ItemKind, StreamItem};
+///
+/// assert_eq!("token".to_owned().kind(), ItemKind::Content);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ItemKind {
+    /// Output: it commits the stream (the first one delivers the held
+    /// preamble before it) and resets the idle timer.
+    Content,
+    /// Metadata before the content (a `message_start`): held until the
+    /// first content item and dropped with a failed attempt, so a retried
+    /// stream shows it once; dropped on a resumed attempt, whose consumer
+    /// has had it. After commit it is delivered as it comes, as progress.
+    Preamble,
+    /// Liveness only (an SSE comment, a `ping` event): never delivered,
+    /// and no timer is reset by it.
+    Keepalive,
+}
+
+/// An item of a retried stream: what it is, and its id, if it has one.
+///
+/// Every item is content with no id unless its type says otherwise: an
+/// empty `impl StreamItem for MyChunk {}` says just that. The impls here
+/// cover text and bytes (content, no id) and, with the feature `sse`, the
+/// parsed events: a comment or a `ping` event is a keepalive, every other
+/// event content, with its SSE id.
+///
+/// ```
+/// use tenacious::stream::{ItemKind, StreamItem};
+///
+/// enum Chunk { Start { id: String }, Delta(String), Ping }
+///
+/// impl StreamItem for Chunk {
+///     fn kind(&self) -> ItemKind {
+///         match self {
+///             Chunk::Start { .. } => ItemKind::Preamble,
+///             Chunk::Delta(_) => ItemKind::Content,
+///             Chunk::Ping => ItemKind::Keepalive,
+///         }
+///     }
+/// }
+/// assert_eq!(Chunk::Ping.kind(), ItemKind::Keepalive);
+/// assert_eq!(Chunk::Delta("hi".into()).id(), None);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `StreamItem`, so a retried stream cannot tell content from keepalives",
+    label = "the items of this stream",
+    note = "`impl tenacious::stream::StreamItem for {Self} {{}}` says every item is content with no id; override `kind` for keepalives and preambles, `id` for resume"
+)]
+pub trait StreamItem {
+    /// What the item is to the stream. Default: [`ItemKind::Content`].
+    fn kind(&self) -> ItemKind {
+        ItemKind::Content
+    }
+
+    /// The item's id (an SSE event's id), by which a resumed stream
+    /// recognises items its source sends again. Default: none.
+    fn id(&self) -> Option<&str> {
+        None
+    }
+}
+
+macro_rules! content {
+    ($($ty:ty),* $(,)?) => {
+        $(
+            /// Content, with no id.
+            impl StreamItem for $ty {}
+        )*
+    };
+}
+
+content!(
+    String,
+    Box<str>,
+    std::sync::Arc<str>,
+    Vec<u8>,
+    Box<[u8]>,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    char,
+);
+
+/// Content, with no id.
+impl StreamItem for &str {}
+
+/// Content, with no id.
+impl StreamItem for &[u8] {}
+
+/// Content, with no id.
+impl StreamItem for std::borrow::Cow<'_, str> {}
+
+#[cfg(feature = "sse")]
+/// A comment is a keepalive; an event is as [`SseEvent`](crate::sse::SseEvent)'s impl says.
+impl StreamItem for crate::sse::SseItem {
+    fn kind(&self) -> ItemKind {
+        match self {
+            Self::Comment(_) => ItemKind::Keepalive,
+            Self::Event(event) => event.kind(),
+        }
+    }
+
+    fn id(&self) -> Option<&str> {
+        match self {
+            Self::Comment(_) => None,
+            Self::Event(event) => event.id(),
+        }
+    }
+}
+
+#[cfg(feature = "sse")]
+/// An event of type `ping` is a keepalive, every other one content; its id
+/// is its SSE id.
+impl StreamItem for crate::sse::SseEvent {
+    fn kind(&self) -> ItemKind {
+        if self.event == "ping" {
+            ItemKind::Keepalive
+        } else {
+            ItemKind::Content
+        }
+    }
+
+    fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+}
+
+/// Where a retried stream's next attempt starts: how many items the
+/// consumer has, and the id of the last one that had an id. The start of
+/// the stream (0 items, no id) for every attempt before commit, and for
+/// every attempt of a stream without [`resume`](Policy::resume).
+///
+/// The opener of [`Policy::stream`] gets it as its argument; the body of
+/// a `#[retry]` fn reads it with [`ResumePoint::current`]. Reconnect with
+/// it — an SSE source takes `last_event_id()` as the `Last-Event-ID`
+/// header, another an offset of `delivered()` items.
+///
+/// ```
+/// use tenacious::stream::ResumePoint;
+///
+/// let start = ResumePoint::start();
+/// assert!(start.is_start());
+/// assert_eq!((start.delivered(), start.last_event_id()), (0, None));
+/// // Outside a retried stream's opener there is none.
+/// assert_eq!(ResumePoint::current(), None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ResumePoint {
+    delivered: u64,
+    last_event_id: Option<String>,
+}
+
+thread_local! {
+    // The resume point of the retried stream whose opener runs on this
+    // thread, while it runs; `None` outside.
+    static CURRENT: RefCell<Option<ResumePoint>> = const { RefCell::new(None) };
+}
+
+impl ResumePoint {
+    /// The start of a stream: nothing delivered, no id.
+    #[must_use]
+    pub const fn start() -> Self {
+        Self {
+            delivered: 0,
+            last_event_id: None,
+        }
+    }
+
+    /// Items the consumer has from the attempts before.
+    #[must_use]
+    pub const fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// The id of the last delivered item that had one (for SSE, what to
+    /// send as `Last-Event-ID`).
+    #[must_use]
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_event_id.as_deref()
+    }
+
+    /// Whether nothing was delivered yet: the attempt opens from the start.
+    #[must_use]
+    pub const fn is_start(&self) -> bool {
+        self.delivered == 0
+    }
+
+    /// The resume point of the retried stream whose opener is running (on
+    /// this thread, in the opener and each poll of the future it returns);
+    /// `None` outside one. What the body of a `#[retry]` fn that opens a
+    /// stream reads to reconnect from where the stream stopped.
+    #[must_use]
+    pub fn current() -> Option<Self> {
+        CURRENT.with(|current| current.borrow().clone())
+    }
+
+    /// Runs `f` with `self` as the [`current`](ResumePoint::current) one,
+    /// putting back what was there after, unwinding included.
+    fn scoped<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<ResumePoint>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let previous = self.0.take();
+                CURRENT.with(|current| *current.borrow_mut() = previous);
+            }
+        }
+        let previous = CURRENT.with(|current| current.borrow_mut().replace(self.clone()));
+        let _restore = Restore(previous);
+        f()
+    }
+}
+
+/// How a retried stream opens each attempt's source: the opener closure
+/// of [`Policy::stream`] ([`OpenWith`]), or the body of a `#[retry]` fn.
+/// Not meant to be implemented outside this crate.
+pub trait Open<E> {
+    /// The stream an open gives.
+    type Source;
+
+    /// Polls the open of the next attempt, from `resume`: the first poll
+    /// of an attempt starts it.
+    fn poll_open(
+        self: Pin<&mut Self>,
+        resume: &ResumePoint,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Self::Source, E>>;
+
+    /// Drops an open in flight (its first-item timer or the deadline ran
+    /// out before it opened).
+    fn cancel(self: Pin<&mut Self>, cx: &mut Context<'_>);
+}
+
+pin_project! {
+    /// The opener of [`Policy::stream`]: a closure called once per
+    /// attempt with its [`ResumePoint`], and the future it returned.
+    #[derive(Debug)]
+    pub struct OpenWith<O, F> {
+        open: O,
+        #[pin]
+        pending: Option<F>,
+    }
+}
+
+impl<O, F, S, E> Open<E> for OpenWith<O, F>
+where
+    O: FnMut(&ResumePoint) -> F,
+    F: Future<Output = Result<S, E>>,
+{
+    type Source = S;
+
+    fn poll_open(
+        self: Pin<&mut Self>,
+        resume: &ResumePoint,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<S, E>> {
+        let mut this = self.project();
+        if this.pending.is_none() {
+            let open = (this.open)(resume);
+            this.pending.set(Some(open));
+        }
+        let Some(pending) = this.pending.as_mut().as_pin_mut() else {
+            unreachable!("set above")
+        };
+        let opened = std::task::ready!(pending.poll(cx));
+        this.pending.set(None);
+        Poll::Ready(opened)
+    }
+
+    fn cancel(self: Pin<&mut Self>, _: &mut Context<'_>) {
+        self.project().pending.set(None);
+    }
+}
+
+/// What the wrapper and a `#[retry]` fn's opener share: whether an open
+/// is wanted, or one in flight cancelled, and its result.
+#[derive(Debug)]
+struct PortState<S, E> {
+    wanted: bool,
+    cancel: bool,
+    opened: Option<Result<S, E>>,
+}
+
+/// The stream's end of a [`Port`] (`#[retry]`'s expansion).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Shared<S, E>(Arc<Mutex<PortState<S, E>>>);
+
+fn lock<S, E>(shared: &Shared<S, E>) -> MutexGuard<'_, PortState<S, E>> {
+    // Nothing is left half-written under the lock: a panic elsewhere
+    // cannot leave it inconsistent.
+    shared.0.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The opener side of a `#[retry]` fn that opens a stream: the fn's
+/// arguments live in one future (the driver) that loops, opening once
+/// each time the stream asks ([`Port::serve`]), so every attempt borrows
+/// them afresh, as a `#[retry]` fn's attempts do.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Port<S, E> {
+    shared: Shared<S, E>,
+}
+
+impl<S, E> Port<S, E> {
+    /// Runs `open` — one attempt's open — once the stream asks for it,
+    /// and hands its result over; returns early, dropping it, if the
+    /// stream cancels it.
+    pub async fn serve<F: Future<Output = Result<S, E>>>(&self, open: F) {
+        let mut open = std::pin::pin!(open);
+        std::future::poll_fn(|cx| {
+            {
+                let mut state = lock(&self.shared);
+                if state.cancel {
+                    state.cancel = false;
+                    return Poll::Ready(());
+                }
+                if !state.wanted {
+                    // The stream polls its driver only when it wants an
+                    // open, or to cancel one: no waker to keep.
+                    return Poll::Pending;
+                }
+            }
+            let opened = std::task::ready!(open.as_mut().poll(cx));
+            let mut state = lock(&self.shared);
+            state.wanted = false;
+            state.opened = Some(opened);
+            Poll::Ready(())
+        })
+        .await;
+    }
+}
+
+pin_project! {
+    /// The opener of a `#[retry]` fn that opens a stream: its driver
+    /// future and the state it shares with its [`Port`].
+    #[doc(hidden)]
+    #[derive(Debug)]
+    pub struct Driven<D, S, E> {
+        #[pin]
+        driver: D,
+        shared: Shared<S, E>,
+    }
+}
+
+/// A port and the link the stream keeps to it (`#[retry]`'s expansion).
+#[doc(hidden)]
+#[must_use]
+pub fn port<S, E>() -> (Port<S, E>, Shared<S, E>) {
+    let shared = Arc::new(Mutex::new(PortState {
+        wanted: false,
+        cancel: false,
+        opened: None,
+    }));
+    (
+        Port {
+            shared: Shared(Arc::clone(&shared)),
+        },
+        Shared(shared),
+    )
+}
+
+impl<D: Future, S, E> Open<E> for Driven<D, S, E> {
+    type Source = S;
+
+    fn poll_open(
+        self: Pin<&mut Self>,
+        _: &ResumePoint,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<S, E>> {
+        let this = self.project();
+        lock(this.shared).wanted = true;
+        // The driver loops forever: it never completes.
+        let _ = this.driver.poll(cx);
+        match lock(this.shared).opened.take() {
+            Some(opened) => Poll::Ready(opened),
+            None => Poll::Pending,
+        }
+    }
+
+    fn cancel(self: Pin<&mut Self>, cx: &mut Context<'_>) {
+        let this = self.project();
+        {
+            let mut state = lock(this.shared);
+            if !state.wanted {
+                return;
+            }
+            state.wanted = false;
+            state.cancel = true;
+        }
+        // Polled once, the driver drops the open in flight.
+        let _ = this.driver.poll(cx);
+        lock(this.shared).opened = None;
+    }
+}
+
+/// Where a retried stream is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Before an attempt: its backoff and pacing.
+    Start,
+    /// The attempt's open is running.
+    Opening,
+    /// Reading the attempt's source.
+    Reading,
+    /// Over: what is held is delivered, then the stream ends.
+    Done,
+}
+
+/// How a resumed attempt tells repeated items from new ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Skip {
+    /// Deliver what comes.
+    Off,
+    /// Until the first item with an id: the last id delivered is the
+    /// source repeating the last item; the first id delivered, the source
+    /// starting over; any other, the source going on from where it was.
+    First,
+    /// The source starts over: drop items until the last id delivered.
+    UntilLast,
+}
+
+pin_project! {
+    /// A retried stream: the stream [`Policy::stream`] returns, and a
+    /// `#[retry]` fn that opens a stream (see the [module docs](self)).
+    ///
+    /// Yields the items of its attempts' sources — each at most once, in
+    /// order — then ends; or ends with one `Err(Failure)` when the policy
+    /// gives up, a failure after commit ends it, or the deadline passes.
+    /// Dropped after commit, it counts as a success (the consumer had what
+    /// it wanted); dropped before, it is not counted, as a call dropped
+    /// mid-way is not.
+    #[must_use = "streams do nothing unless polled"]
+    #[project = Projected]
+    pub struct RetriedStream<'p, O, S, T, E>
+    where
+        E: Classify,
+    {
+        policy: &'p Policy,
+        #[pin]
+        polled: Polled<'p, E>,
+        #[pin]
+        open: O,
+        #[pin]
+        source: Option<S>,
+        #[pin]
+        deadline: Option<Sleep>,
+        phase: Phase,
+        // The running attempt delivered content.
+        committed: bool,
+        // An item was delivered since the idle timer was last armed.
+        progressed: bool,
+        // The held preamble is being delivered.
+        flushing: bool,
+        skip: Skip,
+        // The last delivered id is in `last_id`.
+        has_last: bool,
+        delivered: u64,
+        attempt_start: Option<Instant>,
+        held: VecDeque<T>,
+        resume: ResumePoint,
+        first_id: Option<String>,
+        last_id: String,
+        provenance: Provenance,
+    }
+
+    impl<'p, O, S, T, E> PinnedDrop for RetriedStream<'p, O, S, T, E>
+    where
+        E: Classify,
+    {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            // Dropped by its consumer while reading after content came: a
+            // success. (Dropped while it waits to resume, it is not
+            // counted, as a call dropped mid-way is not.)
+            if *this.phase == Phase::Reading && *this.committed && !this.polled.is_done() {
+                this.polled.settle_success();
+            }
+        }
+    }
+}
+
+impl Policy {
+    /// A retried stream: `open` is called for each attempt with where it
+    /// starts (a [`ResumePoint`]) and returns the future of that attempt's
+    /// source, a stream of `Result<T, E>`; the consumer gets one stream of
+    /// `Result<T, Failure<E>>` (see the [`stream`](crate::stream) module
+    /// for the phases, the timers and resume).
+    ///
+    /// The policy's [`first_item`](Policy::first_item),
+    /// [`idle`](Policy::idle), [`deadline`](Policy::deadline) and
+    /// [`resume`](Policy::resume) apply; its per-attempt
+    /// [`timeout`](Policy::timeout) does not (`first_item` bounds an
+    /// attempt's open and wait for content). Inside `open` and its future,
+    /// [`Attempt::current`](crate::Attempt::current) describes the attempt
+    /// and [`ResumePoint::current`] gives the resume point.
+    ///
+    /// # Panics
+    ///
+    /// When polled outside a tokio runtime with the time driver enabled,
+    /// if it has a timer to arm or a backoff to wait.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use futures_util::{stream, StreamExt};
+    /// use tenacious::{Elapsed, Limit, Policy, StopReason};
+    ///
+    /// #[derive(Debug)]
+    /// struct Cut(Option<Elapsed>);
+    /// impl From<Elapsed> for Cut {
+    ///     fn from(e: Elapsed) -> Self { Cut(Some(e)) }
+    /// }
+    /// impl tenacious::Classify for Cut {
+    ///     fn classify(&self) -> tenacious::ErrorClass { tenacious::ErrorClass::Transient }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let policy = Policy::new().idle(Duration::from_secs(30));
+    /// // Two tokens, then the connection drops: nothing is repeated.
+    /// let tokens = policy.stream(|_| async {
+    ///     Ok(stream::iter(vec![Ok("a"), Ok("b"), Err(Cut(None))]))
+    /// });
+    /// let out: Vec<_> = tokens.collect().await;
+    /// assert_eq!(out.len(), 3);
+    /// let failure = out[2].as_ref().unwrap_err();
+    /// assert_eq!((failure.delivered(), failure.stop_reason()), (2, StopReason::PartialOutput));
+    /// # }
+    /// ```
+    pub fn stream<O, F, S, T, E>(&self, open: O) -> RetriedStream<'_, OpenWith<O, F>, S, T, E>
+    where
+        O: FnMut(&ResumePoint) -> F,
+        F: Future<Output = Result<S, E>>,
+        S: Stream<Item = Result<T, E>>,
+        T: StreamItem,
+        E: Classify + From<Elapsed>,
+    {
+        RetriedStream::new(
+            self,
+            OpenWith {
+                open,
+                pending: None,
+            },
+        )
+    }
+}
+
+impl<'p, O, S, T, E> RetriedStream<'p, O, S, T, E>
+where
+    O: Open<E, Source = S>,
+    E: Classify,
+{
+    /// A stream under `policy` opened by `open`, before its first attempt.
+    pub fn new(policy: &'p Policy, open: O) -> Self {
+        let mut polled = Polled::new(policy);
+        if E::refused().is_some() {
+            // A guard may refuse the first attempt: the stream then ends
+            // with the failure made of the refusal.
+            polled.refusable();
+        }
+        Self {
+            policy,
+            polled,
+            open,
+            source: None,
+            deadline: None,
+            phase: Phase::Start,
+            committed: false,
+            progressed: false,
+            flushing: false,
+            skip: Skip::Off,
+            has_last: false,
+            delivered: 0,
+            attempt_start: None,
+            held: VecDeque::new(),
+            resume: ResumePoint::start(),
+            first_id: None,
+            last_id: String::new(),
+            provenance: Provenance::new(),
+        }
+    }
+}
+
+#[doc(hidden)]
+impl<'p, D, S, T, E> RetriedStream<'p, Driven<D, S, E>, S, T, E>
+where
+    D: Future,
+    E: Classify,
+{
+    /// The stream of a `#[retry]` fn: its driver serves the opens through
+    /// the port whose link is `shared`.
+    pub fn driven(policy: &'p Policy, shared: Shared<S, E>, driver: D) -> Self {
+        Self::new(policy, Driven { driver, shared })
+    }
+}
+
+impl<O, S, T, E> Stream for RetriedStream<'_, O, S, T, E>
+where
+    O: Open<E, Source = S>,
+    S: Stream<Item = Result<T, E>>,
+    T: StreamItem,
+    E: Classify + From<Elapsed>,
+{
+    type Item = Result<T, Failure<E>>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut this = self.project();
+        loop {
+            if *this.flushing {
+                if let Some(item) = this.held.pop_front() {
+                    return Poll::Ready(Some(Ok(deliver(&mut this, item))));
+                }
+                *this.flushing = false;
+            }
+            match *this.phase {
+                Phase::Done => return Poll::Ready(None),
+                Phase::Start => {
+                    match this.polled.as_mut().poll_start(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(Err(last)) => {
+                            // Stopped after the wait (the deadline, a guard).
+                            let stop = this
+                                .polled
+                                .engine()
+                                .stop_reason()
+                                .unwrap_or(StopReason::Deadline);
+                            *this.phase = Phase::Done;
+                            let Some(last) = last else {
+                                return Poll::Ready(refused::<E>(stop).map(Err));
+                            };
+                            return Poll::Ready(Some(Err(end(&mut this, stop, last))));
+                        }
+                        Poll::Ready(Ok(())) => {}
+                    }
+                    start_attempt(&mut this);
+                }
+                Phase::Opening => {
+                    let (polled, open, resume) =
+                        (this.polled.as_mut(), this.open.as_mut(), &*this.resume);
+                    let opened = polled.in_attempt(|| resume.scoped(|| open.poll_open(resume, cx)));
+                    match opened {
+                        Poll::Ready(Ok(source)) => {
+                            this.source.set(Some(source));
+                            *this.phase = Phase::Reading;
+                        }
+                        Poll::Ready(Err(error)) => {
+                            if let Some(end) = failed(&mut this, error) {
+                                return Poll::Ready(Some(Err(end)));
+                            }
+                        }
+                        Poll::Pending => match expired(&mut this, cx) {
+                            Some(limit) => {
+                                this.open.as_mut().cancel(cx);
+                                if let Some(end) = stalled(&mut this, limit) {
+                                    return Poll::Ready(Some(Err(end)));
+                                }
+                            }
+                            None => return Poll::Pending,
+                        },
+                    }
+                }
+                Phase::Reading => {
+                    let Some(source) = this.source.as_mut().as_pin_mut() else {
+                        unreachable!("a source is read once opened")
+                    };
+                    match source.poll_next(cx) {
+                        Poll::Ready(Some(Ok(item))) => {
+                            if let Some(item) = arrived(&mut this, item) {
+                                return Poll::Ready(Some(Ok(item)));
+                            }
+                        }
+                        Poll::Ready(Some(Err(error))) => {
+                            if let Some(end) = failed(&mut this, error) {
+                                return Poll::Ready(Some(Err(end)));
+                            }
+                        }
+                        Poll::Ready(None) => {
+                            // The source ended: the call succeeded, and
+                            // what it held back is delivered.
+                            this.source.set(None);
+                            this.deadline.set(None);
+                            if !this.polled.is_done() {
+                                let _ = this
+                                    .polled
+                                    .as_mut()
+                                    .finish_recorded(this.provenance, Ok::<(), E>(()));
+                            }
+                            *this.phase = Phase::Done;
+                            // A source that ended before content: its
+                            // preamble is all there is.
+                            *this.flushing = !this.held.is_empty();
+                        }
+                        Poll::Pending => {
+                            if std::mem::take(this.progressed)
+                                && let Some(idle) = this.policy.get_idle()
+                            {
+                                this.polled.as_mut().arm(idle);
+                            }
+                            match expired(&mut this, cx) {
+                                Some(limit) => {
+                                    if let Some(end) = stalled(&mut this, limit) {
+                                        return Poll::Ready(Some(Err(end)));
+                                    }
+                                }
+                                None => return Poll::Pending,
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The attempt may start: arm its timers and open it.
+fn start_attempt<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>) {
+    *this.phase = Phase::Opening;
+    *this.committed = false;
+    *this.progressed = false;
+    let policy = *this.policy;
+    if this.deadline.is_none()
+        && let Some(deadline) = policy.get_deadline()
+    {
+        let (start, _) = this.polled.as_mut().engine_mut().clock_start();
+        this.deadline.set(Some(tokio::time::sleep_until(
+            Instant::from_std(start) + deadline,
+        )));
+    }
+    if let Some(first_item) = policy.get_first_item() {
+        this.polled.as_mut().arm(first_item);
+    }
+    *this.attempt_start = policy.get_stats().map(|_| Instant::now());
+    if *this.delivered > 0 {
+        // A resumed attempt: from where the consumer is.
+        *this.resume = ResumePoint {
+            delivered: *this.delivered,
+            last_event_id: this.has_last.then(|| this.last_id.clone()),
+        };
+        *this.skip = if *this.has_last {
+            Skip::First
+        } else {
+            Skip::Off
+        };
+        if let Some(stats) = policy.get_stats() {
+            observe::stream_resume(stats, *this.delivered);
+        }
+    }
+}
+
+/// An item came from the source: `Some` to deliver it now.
+#[inline]
+fn arrived<O, S, T: StreamItem, E: Classify>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    item: T,
+) -> Option<T> {
+    let kind = item.kind();
+    if kind == ItemKind::Keepalive {
+        return None;
+    }
+    if *this.skip != Skip::Off && repeated(this, &item) {
+        return None;
+    }
+    if !*this.committed {
+        match kind {
+            ItemKind::Preamble => {
+                // A resumed attempt's consumer had the preamble already.
+                if *this.delivered == 0 {
+                    this.held.push_back(item);
+                }
+                return None;
+            }
+            _ => return Some(commit(this, item)),
+        }
+    }
+    Some(deliver(this, item))
+}
+
+/// The attempt's first content item: the stream commits.
+#[cold]
+fn commit<O, S, T: StreamItem, E: Classify>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    item: T,
+) -> T {
+    *this.committed = true;
+    let policy = *this.policy;
+    match policy.get_idle() {
+        Some(idle) => this.polled.as_mut().arm(idle),
+        None => this.polled.as_mut().disarm(),
+    }
+    if let (Some(stats), Some(start)) = (policy.get_stats(), *this.attempt_start) {
+        observe::stream_first_item(stats, start.elapsed());
+    }
+    if this.held.is_empty() {
+        return deliver(this, item);
+    }
+    this.held.push_back(item);
+    *this.flushing = true;
+    let first = this
+        .held
+        .pop_front()
+        .unwrap_or_else(|| unreachable!("pushed above"));
+    deliver(this, first)
+}
+
+/// Hands `item` to the consumer: counts it and, with resume, keeps its id.
+#[inline]
+fn deliver<O, S, T: StreamItem, E: Classify>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    item: T,
+) -> T {
+    *this.delivered += 1;
+    *this.progressed = true;
+    if this.policy.get_resume()
+        && let Some(id) = item.id()
+    {
+        if this.first_id.is_none() {
+            *this.first_id = Some(id.to_owned());
+        }
+        this.last_id.clear();
+        this.last_id.push_str(id);
+        *this.has_last = true;
+    }
+    item
+}
+
+/// Whether a resumed attempt's `item` is one the consumer has.
+#[cold]
+fn repeated<O, S, T: StreamItem, E: Classify>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    item: &T,
+) -> bool {
+    let Some(id) = item.id() else {
+        // Without an id it cannot be told: delivered, unless the source
+        // is known to be starting over.
+        return *this.skip == Skip::UntilLast;
+    };
+    let is_last = id == this.last_id.as_str();
+    match *this.skip {
+        Skip::First if is_last => *this.skip = Skip::Off,
+        Skip::First if this.first_id.as_deref() == Some(id) => *this.skip = Skip::UntilLast,
+        Skip::First => {
+            *this.skip = Skip::Off;
+            return false;
+        }
+        Skip::UntilLast if is_last => *this.skip = Skip::Off,
+        Skip::UntilLast | Skip::Off => {}
+    }
+    true
+}
+
+/// The limit that ran out, if one did: the deadline, or the attempt's own
+/// timer (its first item before commit, its idle time after).
+fn expired<O, S, T, E: Classify>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    cx: &mut Context<'_>,
+) -> Option<Limit> {
+    if let Some(deadline) = this.deadline.as_mut().as_pin_mut()
+        && deadline.poll(cx).is_ready()
+    {
+        return Some(Limit::Deadline);
+    }
+    if this.polled.as_mut().poll_timer(cx).is_ready() {
+        return Some(if *this.committed {
+            Limit::Idle
+        } else {
+            Limit::FirstItem
+        });
+    }
+    None
+}
+
+/// The attempt ran out of `limit`: it fails with `E::from(Elapsed)`.
+#[cold]
+fn stalled<O, S, T, E: Classify + From<Elapsed>>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    limit: Limit,
+) -> Option<Failure<E>> {
+    let policy = *this.policy;
+    let length = match limit {
+        Limit::Deadline => policy.get_deadline(),
+        Limit::Idle => policy.get_idle(),
+        _ => policy.get_first_item(),
+    }
+    .unwrap_or_default();
+    if let Some(stats) = policy.get_stats() {
+        observe::stream_stall(stats, limit);
+    }
+    let error = E::from(Elapsed::of(limit, length));
+    if limit == Limit::Deadline {
+        this.source.set(None);
+        this.held.clear();
+        return Some(give_up(this, StopReason::Deadline, error));
+    }
+    this.polled.as_mut().note_timeout();
+    failed(this, error)
+}
+
+/// The attempt failed with `error`: `None` to try again, or the failure
+/// the stream ends with.
+#[cold]
+fn failed<O, S, T, E: Classify>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    error: E,
+) -> Option<Failure<E>> {
+    this.source.set(None);
+    // What this attempt held back goes with it.
+    this.held.clear();
+    if *this.delivered > 0 && !this.policy.get_resume() {
+        // A retry would repeat what the consumer has.
+        return Some(give_up(this, StopReason::PartialOutput, error));
+    }
+    match this
+        .polled
+        .as_mut()
+        .finish_recorded(this.provenance, Err::<(), E>(error))
+    {
+        ControlFlow::Continue(()) => {
+            *this.phase = Phase::Start;
+            None
+        }
+        ControlFlow::Break(result) => {
+            let error = match result {
+                Err(error) => error,
+                Ok(()) => unreachable!("a failed attempt decides no success"),
+            };
+            let stop = this
+                .polled
+                .engine()
+                .stop_reason()
+                .unwrap_or(StopReason::Exhausted);
+            Some(end(this, stop, error))
+        }
+    }
+}
+
+/// The failure of a stream whose first attempt a guard refused, for
+/// `reason`; `None` when `E` cannot say so (the refusal is then taken as a
+/// go, see `Polled::refusable`).
+#[cold]
+fn refused<E: Classify>(reason: StopReason) -> Option<Failure<E>> {
+    let make = <Failure<E> as Classify>::refused()?;
+    Some(make(crate::Refused::new(reason)))
+}
+
+/// The stream stops for `reason` with `error`, whatever the policy would
+/// decide (its give-up is counted and recorded here).
+#[cold]
+fn give_up<O, S, T, E: Classify>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    reason: StopReason,
+    error: E,
+) -> Failure<E> {
+    if !this.polled.is_done() {
+        this.polled
+            .as_mut()
+            .stop_after(this.provenance, &error, reason);
+    }
+    end(this, reason, error)
+}
+
+/// The failure the stream ends with.
+fn end<O, S, T, E: Classify>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    reason: StopReason,
+    error: E,
+) -> Failure<E> {
+    *this.phase = Phase::Done;
+    this.deadline.set(None);
+    let delivered = *this.delivered;
+    if delivered > 0
+        && let Some(stats) = this.policy.get_stats()
+    {
+        observe::stream_partial(stats, delivered, reason);
+    }
+    std::mem::take(this.provenance).into_stream_failure(reason, delivered, error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_and_numbers_are_content_without_ids() {
+        assert_eq!("a".kind(), ItemKind::Content);
+        assert_eq!(7_u32.id(), None);
+        assert_eq!(vec![1_u8].kind(), ItemKind::Content);
+    }
+
+    #[cfg(feature = "sse")]
+    #[test]
+    fn comments_and_pings_are_keepalives() {
+        use crate::sse::{SseEvent, SseItem};
+        assert_eq!(SseItem::Comment(" ping".into()).kind(), ItemKind::Keepalive);
+        let ping = SseEvent {
+            event: "ping".into(),
+            ..SseEvent::default()
+        };
+        assert_eq!(ping.kind(), ItemKind::Keepalive);
+        let delta = SseEvent {
+            event: "content_block_delta".into(),
+            id: Some("4".into()),
+            ..SseEvent::default()
+        };
+        assert_eq!(SseItem::Event(delta.clone()).kind(), ItemKind::Content);
+        assert_eq!(SseItem::Event(delta).id(), Some("4"));
+    }
+
+    #[test]
+    fn the_resume_point_is_current_only_inside_its_scope() {
+        let point = ResumePoint {
+            delivered: 3,
+            last_event_id: Some("3".into()),
+        };
+        assert_eq!(ResumePoint::current(), None);
+        let inner = point.scoped(|| {
+            let outer = ResumePoint::current();
+            let nested = ResumePoint::start().scoped(ResumePoint::current);
+            (outer, nested, ResumePoint::current())
+        });
+        assert_eq!(inner.0.as_ref(), Some(&point));
+        assert_eq!(inner.1, Some(ResumePoint::start()));
+        assert_eq!(inner.2.as_ref(), Some(&point));
+        assert_eq!(ResumePoint::current(), None);
+    }
+}
