@@ -1,0 +1,2 @@
+//! Placeholder: the cost per item of a retried stream (filled in next).
+fn main() {}
