@@ -747,6 +747,11 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// The policy the call runs under.
+    pub(crate) const fn policy(&self) -> &'p Policy {
+        self.policy
+    }
+
     /// Attempts made so far (saturating at `u32::MAX`).
     #[must_use]
     pub const fn attempts(&self) -> u32 {

@@ -163,12 +163,14 @@ pub mod __private {
     pub use crate::pace::{pace, pace_blocking};
     pub use crate::polled::Polled;
     pub use crate::stats::CallStats;
+    pub use crate::stream::{Captures, RetriedStream, StreamOutput, port as stream_port};
     pub use crate::when_by_ref::{WhenByRef, when};
     pub use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryEvent, RetryOn};
     pub use ::core::ops::ControlFlow;
     pub use ::core::option::Option;
     pub use ::core::result::Result;
     pub use ::core::time::Duration;
+    pub use ::futures_core::Stream;
     pub use ::std::borrow::Cow;
     pub use ::std::format;
 }

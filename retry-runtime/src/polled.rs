@@ -70,8 +70,13 @@ impl<'p, E: Classify> Polled<'p, E> {
     /// running attempt, it is nested in it (see [`Nested`](crate::Nested)).
     #[must_use]
     pub fn new(policy: &'p Policy) -> Self {
+        Self::from_engine(Engine::new(policy, Clock::Tokio))
+    }
+
+    /// A call `engine` started (on tokio's clock), before its first attempt.
+    pub(crate) fn from_engine(engine: Engine<'p>) -> Self {
         Self {
-            engine: Engine::new(policy, Clock::Tokio),
+            engine,
             phase: Phase::Pacing,
             unnamed_calls: 0,
             last: None,

@@ -661,7 +661,11 @@ where
 {
     /// A stream under `policy` opened by `open`, before its first attempt.
     pub fn new(policy: &'p Policy, open: O) -> Self {
-        let mut polled = Polled::new(policy);
+        Self::with_polled(Polled::new(policy), open)
+    }
+
+    fn with_polled(mut polled: Polled<'p, E>, open: O) -> Self {
+        let policy = polled.engine().policy();
         if E::refused().is_some() {
             // A guard may refuse the first attempt: the stream then ends
             // with the failure made of the refusal.
@@ -696,12 +700,25 @@ where
     D: Future,
     E: Classify,
 {
-    /// The stream of a `#[retry]` fn: its driver serves the opens through
-    /// the port whose link is `shared`.
-    pub fn driven(policy: &'p Policy, shared: Shared<S, E>, driver: D) -> Self {
-        Self::new(policy, Driven { driver, shared })
+    /// The stream of a `#[retry]` fn, whose call `engine` started (with
+    /// its key, nested or not): its driver serves the opens through the
+    /// port whose link is `shared`.
+    pub fn driven(engine: crate::engine::Engine<'p>, shared: Shared<S, E>, driver: D) -> Self {
+        Self::with_polled(Polled::from_engine(engine), Driven { driver, shared })
     }
 }
+
+/// What the consumer of a `#[retry]` fn's stream gets for an attempt's
+/// item `X = Result<T, E>`: `Result<T, Failure<E>>`.
+#[doc(hidden)]
+pub type StreamOutput<X> =
+    Result<<X as crate::hooks::RetryResult>::Ok, Failure<<X as crate::hooks::RetryResult>::Error>>;
+
+/// Says an `impl Trait` captures the lifetimes in `T`, in any edition.
+#[doc(hidden)]
+pub trait Captures<T: ?Sized> {}
+
+impl<T: ?Sized, U: ?Sized> Captures<U> for T {}
 
 impl<O, S, T, E> Stream for RetriedStream<'_, O, S, T, E>
 where
@@ -896,7 +913,10 @@ fn commit<O, S, T: StreamItem, E: Classify>(
         Some(idle) => this.polled.as_mut().arm(idle),
         None => this.polled.as_mut().disarm(),
     }
-    if let (Some(stats), Some(start)) = (policy.get_stats(), *this.attempt_start) {
+    // The stream's first commit: a resumed attempt's is no first item.
+    if *this.delivered == 0
+        && let (Some(stats), Some(start)) = (policy.get_stats(), *this.attempt_start)
+    {
         observe::stream_first_item(stats, start.elapsed());
     }
     if this.held.is_empty() {

@@ -72,6 +72,21 @@ const KEYS: &[Key] = &[
         read: |args, key, value, errors| args.deadline = duration_arg(key, &value, errors),
     },
     Key {
+        name: "first_item",
+        example: "first_item = \"10s\"",
+        read: |args, key, value, errors| args.first_item = duration_arg(key, &value, errors),
+    },
+    Key {
+        name: "idle",
+        example: "idle = \"30s\"",
+        read: |args, key, value, errors| args.idle = duration_arg(key, &value, errors),
+    },
+    Key {
+        name: "resume",
+        example: "resume = true",
+        read: |args, key, value, errors| args.resume = flag(key, &value, errors),
+    },
+    Key {
         name: "budget",
         example: "budget = RETRY_BUDGET",
         read: |args, _, value, errors| {
@@ -207,6 +222,26 @@ const ALIASES: &[(&[&str], &str, &str)] = &[
         &["total_timeout", "max_elapsed", "max_elapsed_time"],
         "deadline",
         "`deadline` bounds the whole call, attempts and sleeps",
+    ),
+    (
+        &["first_token", "time_to_first_token", "ttft", "first_chunk"],
+        "first_item",
+        "`first_item` bounds a stream's wait for its first content item",
+    ),
+    (
+        &[
+            "idle_timeout",
+            "stall_timeout",
+            "read_timeout",
+            "chunk_timeout",
+        ],
+        "idle",
+        "`idle` bounds a stream's time without progress between items",
+    ),
+    (
+        &["resumable", "reconnect"],
+        "resume",
+        "`resume = true` reconnects a stream from where it stopped",
     ),
     (
         &["retry_budget"],
@@ -349,6 +384,12 @@ pub(super) struct Args {
     pub(super) max_retry_after: Option<DurationArg>,
     pub(super) timeout: Option<DurationArg>,
     pub(super) deadline: Option<DurationArg>,
+    /// A retried stream's time to its first content item.
+    pub(super) first_item: Option<DurationArg>,
+    /// A retried stream's idle limit between items.
+    pub(super) idle: Option<DurationArg>,
+    /// `resume = true|false`, with its key.
+    pub(super) resume: Option<(Ident, bool)>,
     pub(super) budget: Option<ExprPath>,
     /// `breaker = PATH`: a `static Breaker`.
     pub(super) breaker: Option<ExprPath>,
@@ -564,6 +605,23 @@ fn max(value: &Expr, errors: &mut Errors) -> Option<u32> {
             None
         }
     }
+}
+
+/// A `true` or `false`, with its key.
+fn flag(key: &Ident, value: &Expr, errors: &mut Errors) -> Option<(Ident, bool)> {
+    let name = key.unraw().to_string();
+    if let Expr::Lit(syn::ExprLit {
+        lit: Lit::Bool(flag),
+        ..
+    }) = ungroup(value)
+    {
+        return Some((key.clone(), flag.value));
+    }
+    errors.at(
+        value,
+        format_args!("`{name}` takes `true` or `false`: `{}`", example(&name)),
+    );
+    None
 }
 
 fn duration_arg(key: &Ident, value: &Expr, errors: &mut Errors) -> Option<DurationArg> {

@@ -27,6 +27,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         krate,
         func,
         shape,
+        stream,
     } = retry;
     let args = &args;
     let private = krate.private();
@@ -296,6 +297,42 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         }
     };
 
+    if let Some(stream) = stream {
+        // The fn becomes one returning the retried stream; its arguments
+        // move into the driver, which opens once per attempt (see
+        // `retry-runtime/src/stream.rs`, `Port`).
+        let port = local("port");
+        let link = local("link");
+        let mut sig = func.sig.clone();
+        sig.asyncness = None;
+        let captured = super::stream::name_lifetimes(&mut sig);
+        let item = &stream.item;
+        let bounds = &stream.bounds;
+        // The user's own path to `Stream` (so their import stays used),
+        // yielding `Result<T, Failure<E>>`.
+        let yields = stream.bound_with_item(syn::parse_quote!(#private::StreamOutput<#item>));
+        let output = quote_spanned! {first_span=>
+            impl #yields
+                #(+ #bounds)*
+                + #private::Captures<(#(&#captured (),)*)>
+        };
+        sig.output = syn::parse_quote!(-> #output);
+        let driven = respan(
+            quote!(#private::RetriedStream::driven),
+            Span::call_site().located_at(first_span),
+        );
+        let body = quote! {
+            let #engine = #engine_new;
+            let (#port, #link) = #private::stream_port();
+            #driven(#engine, #link, async move {
+                loop {
+                    #port.serve(async #attempt_body).await;
+                }
+            })
+        };
+        return fn_with_body(RetryFn { sig, ..func }, body);
+    }
+
     let retry_loop = quote! {
         let mut #engine = #engine_new;
         #records_decl
@@ -426,6 +463,11 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
     duration(&mut policy, "max_retry_after", &args.max_retry_after);
     duration(&mut policy, "timeout", &args.timeout);
     duration(&mut policy, "deadline", &args.deadline);
+    duration(&mut policy, "first_item", &args.first_item);
+    duration(&mut policy, "idle", &args.idle);
+    if let Some((_, true)) = args.resume {
+        policy.extend(quote!(.resume(true)));
+    }
     // Each shared `static` on its path: a path that is not a `static` of
     // the builder's type (`RetryBudget`, `Breaker`, ...; for `guard`, one
     // implementing `Guard`) is a type error there.
@@ -488,6 +530,22 @@ fn failure_attempt_type(return_type: &Type) -> Option<Type> {
         *error = inner.clone();
     }
     Some(Type::Path(attempt))
+}
+
+/// The error type of `Result<T, Failure<E>>` (as [`failure_attempt_type`]
+/// reads it), the `Failure<E>` itself; `None` for any other type.
+pub(super) fn failure_error(return_type: &Type) -> Option<&Type> {
+    failure_attempt_type(return_type)?;
+    let Type::Path(path) = strip_groups(return_type) else {
+        return None;
+    };
+    let PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments else {
+        return None;
+    };
+    match args.args.iter().nth(1)? {
+        GenericArgument::Type(error) => Some(error),
+        _ => None,
+    }
 }
 
 /// The spans of the first and the last token of `tokens`.

@@ -21,6 +21,7 @@ mod generate;
 mod item;
 mod lifetimes;
 mod shape;
+mod stream;
 mod validate;
 
 use proc_macro2::TokenStream;

@@ -113,6 +113,12 @@ impl Shape {
         }
     }
 
+    /// Whether the fn is as the user wrote it (no attribute above
+    /// `#[retry]` rewrote it).
+    pub(super) const fn is_plain(&self) -> bool {
+        matches!(self.kind, Kind::Plain)
+    }
+
     /// The fn's body with `retry_loop` in the user's body's place.
     pub(super) fn wrap(self, retry_loop: TokenStream) -> TokenStream {
         match self.kind {

@@ -14,6 +14,7 @@ use super::duration;
 use super::item::RetryFn;
 use super::lifetimes;
 use super::shape::Shape;
+use super::stream::StreamReturn;
 use crate::common::{CratePath, Errors, strip_groups};
 
 /// The runtime's defaults (`Policy::DEFAULT`), needed to compare a lone
@@ -29,6 +30,8 @@ pub(super) struct Retry {
     pub(super) krate: CratePath,
     pub(super) func: RetryFn,
     pub(super) shape: Shape,
+    /// The fn opens a stream: what it returns, taken apart.
+    pub(super) stream: Option<StreamReturn>,
 }
 
 /// The checked model, or every error found (`errors` holds those of the
@@ -44,8 +47,10 @@ pub(super) fn check(
         Err(err) => return Err(errors.fail(err)),
     };
     let shape = Shape::of(&func);
+    let stream = StreamReturn::of(&shape.output);
     check_backoff(&args, &mut errors);
-    check_limits(&args, &shape, &mut errors);
+    check_stream(&args, &func, &shape, stream.is_some(), &mut errors);
+    check_limits(&args, &shape, stream.is_some(), &mut errors);
     check_signature(&func.sig, &mut errors);
     check_attributes(&func.outer_attrs, &mut errors);
     check_borrowed_output(&func.sig, &shape.output, &mut errors);
@@ -55,6 +60,7 @@ pub(super) fn check(
         krate,
         func,
         shape,
+        stream,
     })
 }
 
@@ -109,9 +115,91 @@ fn check_borrowed_output(sig: &Signature, output: &Type, errors: &mut Errors) {
     );
 }
 
-fn check_limits(args: &Args, shape: &Shape, errors: &mut Errors) {
+/// The keys of a retried stream need a fn that opens one, and such a fn
+/// needs to be an `async fn` the macro sees as written.
+fn check_stream(
+    args: &Args,
+    func: &RetryFn,
+    shape: &Shape,
+    opens_stream: bool,
+    errors: &mut Errors,
+) {
+    let name = &func.sig.ident;
+    if !opens_stream {
+        let keys = [
+            args.first_item.as_ref().map(|arg| &arg.key),
+            args.idle.as_ref().map(|arg| &arg.key),
+            args.resume.as_ref().map(|(key, _)| key),
+        ];
+        for key in keys.into_iter().flatten() {
+            errors.at(
+                key,
+                format_args!(
+                    "`{key}` applies to a retried stream, but `{name}` returns no stream: a fn \
+                     that opens a stream returns `Result<impl Stream<Item = Result<T, E>>, E>` \
+                     and its body opens the stream once per attempt; remove `{key}`, or \
+                     return the stream"
+                ),
+            );
+        }
+        return;
+    }
+    if !shape.is_async {
+        errors.at(
+            func.sig.fn_token,
+            format_args!(
+                "`{name}` opens a stream, so `#[retry]` needs it to be an `async fn`: each \
+                 attempt awaits the opening (connect, send, read the head) before reading \
+                 the stream; add `async`"
+            ),
+        );
+    } else if !shape.is_plain() {
+        errors.at(
+            &shape.output,
+            "`#[retry]` on a fn that opens a stream rewrites the fn into one returning the \
+             retried stream, which it cannot do once `#[async_trait]` or \
+             `#[tracing::instrument]` above it rewrote the fn; put `#[retry]` above them, or \
+             open the stream in a plain `async fn` they call",
+        );
+    }
+    if let Some(timeout) = &args.timeout {
+        errors.at(
+            &timeout.key,
+            "`timeout` bounds one attempt of a call, but a stream's attempt lasts as long as \
+             the stream; bound its wait for the first content item with `first_item` and its \
+             time without progress with `idle` (`deadline` bounds the whole stream)",
+        );
+    }
+    if let Some(failure) = super::generate::failure_error(&shape.output) {
+        errors.at(
+            failure,
+            "a retried stream's items already carry a `Failure<E>` (the consumer gets \
+             `Result<T, Failure<E>>`); declare the plain error type `E` here",
+        );
+    }
+    for timer in [&args.first_item, &args.idle].into_iter().flatten() {
+        if let Some(deadline) = &args.deadline
+            && timer.nanos > deadline.nanos
+        {
+            errors.at(
+                &timer.lit,
+                format_args!(
+                    "`{}` ({}) is longer than `deadline` ({}): the deadline ends the stream \
+                     first; lower `{}` or raise `deadline`",
+                    timer.key,
+                    duration::display(timer.nanos),
+                    duration::display(deadline.nanos),
+                    timer.key,
+                ),
+            );
+        }
+    }
+}
+
+fn check_limits(args: &Args, shape: &Shape, opens_stream: bool, errors: &mut Errors) {
     if let Some(timeout) = &args.timeout
         && !shape.is_async
+        && !opens_stream
     {
         errors.at(
             &timeout.key,
