@@ -94,7 +94,7 @@ pub(crate) fn late_give_up(
 #[cold]
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_first_item(stats: &'static CallStats, after: Duration) {
-    let _ = (stats, after);
+    stats.count_stream(after);
 }
 
 /// A retried stream's timer `limit` ran out (a stall): before its first
@@ -103,7 +103,7 @@ pub(crate) fn stream_first_item(stats: &'static CallStats, after: Duration) {
 #[cold]
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_stall(stats: &'static CallStats, limit: Limit) {
-    let _ = (stats, limit);
+    stats.count_stall(limit);
 }
 
 /// A retried stream with `resume` reconnects after it had delivered
@@ -111,7 +111,8 @@ pub(crate) fn stream_stall(stats: &'static CallStats, limit: Limit) {
 #[cold]
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_resume(stats: &'static CallStats, delivered: u64) {
-    let _ = (stats, delivered);
+    stats.count_resume();
+    let _ = delivered;
 }
 
 /// A retried stream ended with an error after it had delivered
@@ -120,7 +121,8 @@ pub(crate) fn stream_resume(stats: &'static CallStats, delivered: u64) {
 #[cold]
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_partial(stats: &'static CallStats, delivered: u64, reason: StopReason) {
-    let _ = (stats, delivered, reason);
+    stats.count_partial(delivered);
+    let _ = reason;
 }
 
 /// Whether a call under `policy` should read the clock when it starts,
