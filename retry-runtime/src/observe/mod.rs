@@ -95,6 +95,8 @@ pub(crate) fn late_give_up(
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_first_item(stats: &'static CallStats, after: Duration) {
     stats.count_stream(after);
+    #[cfg(feature = "tracing")]
+    events::stream_first_item(stats.name(), after);
 }
 
 /// A retried stream's timer `limit` ran out (a stall): before its first
@@ -104,6 +106,8 @@ pub(crate) fn stream_first_item(stats: &'static CallStats, after: Duration) {
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_stall(stats: &'static CallStats, limit: Limit) {
     stats.count_stall(limit);
+    #[cfg(feature = "tracing")]
+    events::stream_stall(stats.name(), limit);
 }
 
 /// A retried stream with `resume` reconnects after it had delivered
@@ -112,6 +116,9 @@ pub(crate) fn stream_stall(stats: &'static CallStats, limit: Limit) {
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_resume(stats: &'static CallStats, delivered: u64) {
     stats.count_resume();
+    #[cfg(feature = "tracing")]
+    events::stream_resume(stats.name(), delivered);
+    #[cfg(not(feature = "tracing"))]
     let _ = delivered;
 }
 
@@ -122,6 +129,9 @@ pub(crate) fn stream_resume(stats: &'static CallStats, delivered: u64) {
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_partial(stats: &'static CallStats, delivered: u64, reason: StopReason) {
     stats.count_partial(delivered);
+    #[cfg(feature = "tracing")]
+    events::stream_partial(stats.name(), delivered, reason);
+    #[cfg(not(feature = "tracing"))]
     let _ = reason;
 }
 
