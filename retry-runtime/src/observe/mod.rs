@@ -97,6 +97,8 @@ pub(crate) fn stream_first_item(stats: &'static CallStats, after: Duration) {
     stats.count_stream(after);
     #[cfg(feature = "tracing")]
     events::stream_first_item(stats.name(), after);
+    #[cfg(feature = "metrics")]
+    metrics::stream_first_item(stats, after);
 }
 
 /// A retried stream's timer `limit` ran out (a stall): before its first
@@ -108,6 +110,8 @@ pub(crate) fn stream_stall(stats: &'static CallStats, limit: Limit) {
     stats.count_stall(limit);
     #[cfg(feature = "tracing")]
     events::stream_stall(stats.name(), limit);
+    #[cfg(feature = "metrics")]
+    metrics::stream_stall(stats, limit);
 }
 
 /// A retried stream with `resume` reconnects after it had delivered
@@ -120,6 +124,8 @@ pub(crate) fn stream_resume(stats: &'static CallStats, delivered: u64) {
     events::stream_resume(stats.name(), delivered);
     #[cfg(not(feature = "tracing"))]
     let _ = delivered;
+    #[cfg(feature = "metrics")]
+    metrics::stream_resume(stats);
 }
 
 /// A retried stream ended with an error after it had delivered
@@ -131,7 +137,9 @@ pub(crate) fn stream_partial(stats: &'static CallStats, delivered: u64, reason: 
     stats.count_partial(delivered);
     #[cfg(feature = "tracing")]
     events::stream_partial(stats.name(), delivered, reason);
-    #[cfg(not(feature = "tracing"))]
+    #[cfg(feature = "metrics")]
+    metrics::stream_partial(stats, reason);
+    #[cfg(not(any(feature = "tracing", feature = "metrics")))]
     let _ = reason;
 }
 

@@ -106,7 +106,7 @@ pub use guards::{GuardRecord, GuardStats};
 pub(crate) use metric_keys::ErrorKeys;
 pub use record::CallStats;
 #[cfg(feature = "metrics")]
-pub(crate) use record::{VariantSlot, class_index};
+pub(crate) use record::{VariantSlot, class_index, limit_index};
 pub use snapshot::{ErrorCount, FnStats, Snapshot};
 
 /// Every record that has counted a call or an error, read now: each fn's
