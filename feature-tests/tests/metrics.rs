@@ -1,13 +1,15 @@
-//! Feature `metrics`: the counters and the histogram each observed call
-//! reports through the `metrics` facade, read back from `metrics-util`'s
-//! debugging recorder (set for each test's own thread), with their labels.
+//! Feature `metrics`: the counters and the histograms each observed call
+//! (and each retried stream) reports through the `metrics` facade, read
+//! back from `metrics-util`'s debugging recorder (set for each test's own
+//! thread), with their labels.
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use metrics_util::MetricKind;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+use tenacious::__private::__stream_hooks_for_tests as stream;
 use tenacious::stats::{self, CallStats};
-use tenacious::{Classify, ErrorClass, Policy, StopReason, retry};
+use tenacious::{Classify, ErrorClass, Limit, Policy, StopReason, retry};
 
 #[derive(Debug, Clone, Copy, PartialEq, Classify)]
 enum ToolError {
@@ -279,4 +281,55 @@ fn a_guard_reports_its_waits_and_changes_labelled_with_its_name() {
     let snapshot = stats::snapshot();
     let quota = snapshot.guard("quota").unwrap();
     assert_eq!((quota.waits, quota.changes), (1, 1));
+}
+
+/// What a retried stream reports, through the hooks its wrapper calls.
+#[test]
+fn a_stream_reports_its_first_item_stalls_resumes_and_partial_failures() {
+    static CHAT: CallStats = CallStats::new("chat");
+    let (_, metrics) = recorded(|| {
+        stream::stream_stall(&CHAT, Limit::FirstItem);
+        stream::stream_first_item(&CHAT, Duration::from_millis(1_250));
+        stream::stream_first_item(&CHAT, Duration::from_millis(500));
+        stream::stream_stall(&CHAT, Limit::Idle);
+        stream::stream_stall(&CHAT, Limit::Idle);
+        stream::stream_resume(&CHAT, 17);
+        stream::stream_stall(&CHAT, Limit::Deadline);
+        stream::stream_partial(&CHAT, 23, StopReason::Deadline);
+        stream::stream_partial(&CHAT, 4, StopReason::PartialOutput);
+    });
+    let expected: BTreeMap<String, Value> = [
+        (
+            "tenacious_stream_first_item_seconds{fn=chat}",
+            Value::Histogram(vec![1.25, 0.5]),
+        ),
+        (
+            "tenacious_stream_stalls_total{fn=chat,timer=first_item}",
+            Value::Counter(1),
+        ),
+        (
+            "tenacious_stream_stalls_total{fn=chat,timer=idle}",
+            Value::Counter(2),
+        ),
+        (
+            "tenacious_stream_stalls_total{fn=chat,timer=deadline}",
+            Value::Counter(1),
+        ),
+        ("tenacious_stream_resumes_total{fn=chat}", Value::Counter(1)),
+        (
+            "tenacious_stream_partial_total{fn=chat,reason=deadline}",
+            Value::Counter(1),
+        ),
+        (
+            "tenacious_stream_partial_total{fn=chat,reason=partial_output}",
+            Value::Counter(1),
+        ),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_owned(), value))
+    .collect();
+    assert_eq!(metrics, expected);
+    let stats = CHAT.snapshot();
+    assert_eq!(stats.stalls_of(Limit::Idle), 2);
+    assert_eq!(stats.partial_failures(), 2);
 }

@@ -1,15 +1,17 @@
 //! Feature `tracing`: one `WARN` event per retry, one `ERROR` event per
-//! give-up, on the target `tenacious`, with stable field names and types,
-//! seen by a capturing subscriber set for each test's own thread. Async
-//! tests run on tokio's paused clock, so `delay_ms` and `elapsed_ms` are
-//! exact.
+//! give-up, and a retried stream's events (committed, stalled, resuming,
+//! failed partway), on the target `tenacious`, with stable field names and
+//! types, seen by a capturing subscriber set for each test's own thread.
+//! Async tests run on tokio's paused clock, so `delay_ms` and `elapsed_ms`
+//! are exact.
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tenacious::__private::__stream_hooks_for_tests as stream;
 use tenacious::stats::CallStats;
-use tenacious::{Classify, Jitter, Policy, retry};
+use tenacious::{Classify, Jitter, Limit, Policy, StopReason, retry};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
@@ -323,4 +325,80 @@ fn a_guard_changing_state_is_an_info_event_naming_it() {
         (opened.str("guard"), opened.str("kind"), opened.str("state")),
         ("provider", "breaker", "open")
     );
+}
+
+/// What a retried stream reports, through the hooks its wrapper calls.
+#[test]
+fn a_streams_commit_stalls_resume_and_partial_failure_are_events_naming_it() {
+    static CHAT: CallStats = CallStats::new("chat");
+    let (_, events) = Capture::during(|| {
+        stream::stream_stall(&CHAT, Limit::FirstItem);
+        stream::stream_first_item(&CHAT, Duration::from_millis(1_250));
+        stream::stream_stall(&CHAT, Limit::Idle);
+        stream::stream_resume(&CHAT, 17);
+        stream::stream_stall(&CHAT, Limit::Deadline);
+        stream::stream_partial(&CHAT, 23, StopReason::Deadline);
+    });
+    let summary: Vec<(Level, &str, Vec<&str>)> = events
+        .iter()
+        .map(|e| {
+            let Value::Other(message) = &e.fields["message"] else {
+                panic!("{e:?}")
+            };
+            (e.level, message.as_str(), e.names())
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                Level::WARN,
+                "stream stalled",
+                vec!["fn", "message", "timer"]
+            ),
+            (
+                Level::DEBUG,
+                "stream committed",
+                vec!["first_item_ms", "fn", "message"]
+            ),
+            (
+                Level::WARN,
+                "stream stalled",
+                vec!["fn", "message", "timer"]
+            ),
+            (
+                Level::INFO,
+                "resuming stream",
+                vec!["delivered", "fn", "message"]
+            ),
+            (
+                Level::WARN,
+                "stream stalled",
+                vec!["fn", "message", "timer"]
+            ),
+            (
+                Level::WARN,
+                "stream failed partway",
+                vec!["delivered", "fn", "message", "reason"]
+            ),
+        ]
+    );
+    for event in &events {
+        assert_eq!(event.target, "tenacious");
+        assert_eq!(event.str("fn"), "chat");
+    }
+    let timers: Vec<&str> = [0, 2, 4].map(|i| events[i].str("timer")).to_vec();
+    assert_eq!(timers, ["first_item", "idle", "deadline"]);
+    assert_eq!(events[1].u64("first_item_ms"), 1_250);
+    assert_eq!(events[3].u64("delivered"), 17);
+    assert_eq!(
+        (events[5].u64("delivered"), events[5].str("reason")),
+        (23, "deadline")
+    );
+    let stats = CHAT.snapshot();
+    assert_eq!(
+        (stats.streams(), stats.stalls(), stats.resumes()),
+        (1, 3, 1)
+    );
+    assert_eq!((stats.partial_failures(), stats.partial_items()), (1, 23));
 }

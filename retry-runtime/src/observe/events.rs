@@ -1,9 +1,11 @@
 //! The `tracing` events (feature `tracing`): one `WARN` per retry, one
-//! `ERROR` per give-up, on the target `tenacious`, with stable field names.
+//! `ERROR` per give-up, and for a retried stream one `DEBUG` as it
+//! commits, one `WARN` per stall, one `INFO` per resume and one `WARN` per
+//! partial failure, on the target `tenacious`, with stable field names.
 use std::time::Duration;
 
 use super::FailedAttempt;
-use crate::StopReason;
+use crate::{Limit, StopReason};
 
 /// Whether a subscriber listens to any of the events.
 pub(super) fn enabled() -> bool {
@@ -75,6 +77,48 @@ pub(super) fn late_give_up(
         elapsed_ms = elapsed_ms(elapsed),
         reason = reason.label(),
         "gave up",
+    );
+}
+
+/// A stream committed: its first content item came `after` the start of
+/// its attempt.
+pub(super) fn stream_first_item(name: &'static str, after: Duration) {
+    ::tracing::debug!(
+        target: "tenacious",
+        r#fn = name,
+        first_item_ms = millis(after),
+        "stream committed",
+    );
+}
+
+/// A stream's timer `limit` ran out.
+pub(super) fn stream_stall(name: &'static str, limit: Limit) {
+    ::tracing::warn!(
+        target: "tenacious",
+        r#fn = name,
+        timer = limit.label(),
+        "stream stalled",
+    );
+}
+
+/// A stream reconnects after `delivered` items.
+pub(super) fn stream_resume(name: &'static str, delivered: u64) {
+    ::tracing::info!(
+        target: "tenacious",
+        r#fn = name,
+        delivered,
+        "resuming stream",
+    );
+}
+
+/// A stream ended with an error after `delivered` items.
+pub(super) fn stream_partial(name: &'static str, delivered: u64, reason: StopReason) {
+    ::tracing::warn!(
+        target: "tenacious",
+        r#fn = name,
+        delivered,
+        reason = reason.label(),
+        "stream failed partway",
     );
 }
 

@@ -8,16 +8,22 @@
 //! | `tenacious_retries_total` | counter | `fn`, `class`, `variant` (of the error retried) | retry |
 //! | `tenacious_gave_up_total` | counter | `fn`, `reason` | call that returned an error |
 //! | `tenacious_attempts_per_call` | histogram | `fn` | call that returned |
+//! | `tenacious_stream_first_item_seconds` | histogram | `fn` | stream that committed (its time to first item) |
+//! | `tenacious_stream_stalls_total` | counter | `fn`, `timer` (`first_item`, `idle`, `deadline`) | stream timer that ran out |
+//! | `tenacious_stream_resumes_total` | counter | `fn` | stream that reconnected to resume |
+//! | `tenacious_stream_partial_total` | counter | `fn`, `reason` | stream that failed after delivering items |
 //!
 //! Each record builds its keys once, on first use, and each variant slot
 //! its own when it is first reported (`stats/metric_keys.rs`): an event
 //! then only hands a ready key to the recorder, allocating and hashing
 //! nothing.
+use std::time::Duration;
+
 use ::metrics::{Level, Metadata, with_recorder};
 
 use super::FailedAttempt;
-use crate::StopReason;
-use crate::stats::{CallStats, ErrorKeys, VariantSlot, class_index};
+use crate::stats::{CallStats, ErrorKeys, VariantSlot, class_index, limit_index};
+use crate::{Limit, StopReason};
 
 static METADATA: Metadata<'static> = Metadata::new("tenacious", Level::INFO, Some(module_path!()));
 
@@ -100,5 +106,41 @@ pub(super) fn late_give_up(stats: &'static CallStats, attempts: u32, reason: Sto
         recorder
             .register_histogram(&keys.per_call, &METADATA)
             .record(f64::from(attempts));
+    });
+}
+
+pub(super) fn stream_first_item(stats: &'static CallStats, after: Duration) {
+    let keys = stats.metrics.keys();
+    with_recorder(|recorder| {
+        recorder
+            .register_histogram(&keys.first_item, &METADATA)
+            .record(after.as_secs_f64());
+    });
+}
+
+pub(super) fn stream_stall(stats: &'static CallStats, limit: Limit) {
+    let keys = stats.metrics.keys();
+    with_recorder(|recorder| {
+        recorder
+            .register_counter(&keys.stalls[limit_index(limit)], &METADATA)
+            .increment(1);
+    });
+}
+
+pub(super) fn stream_resume(stats: &'static CallStats) {
+    let keys = stats.metrics.keys();
+    with_recorder(|recorder| {
+        recorder
+            .register_counter(&keys.resumes, &METADATA)
+            .increment(1);
+    });
+}
+
+pub(super) fn stream_partial(stats: &'static CallStats, reason: StopReason) {
+    let keys = stats.metrics.keys();
+    with_recorder(|recorder| {
+        recorder
+            .register_counter(&keys.partial[reason.index()], &METADATA)
+            .increment(1);
     });
 }

@@ -94,7 +94,11 @@ pub(crate) fn late_give_up(
 #[cold]
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_first_item(stats: &'static CallStats, after: Duration) {
-    let _ = (stats, after);
+    stats.count_stream(after);
+    #[cfg(feature = "tracing")]
+    events::stream_first_item(stats.name(), after);
+    #[cfg(feature = "metrics")]
+    metrics::stream_first_item(stats, after);
 }
 
 /// A retried stream's timer `limit` ran out (a stall): before its first
@@ -103,7 +107,11 @@ pub(crate) fn stream_first_item(stats: &'static CallStats, after: Duration) {
 #[cold]
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_stall(stats: &'static CallStats, limit: Limit) {
-    let _ = (stats, limit);
+    stats.count_stall(limit);
+    #[cfg(feature = "tracing")]
+    events::stream_stall(stats.name(), limit);
+    #[cfg(feature = "metrics")]
+    metrics::stream_stall(stats, limit);
 }
 
 /// A retried stream with `resume` reconnects after it had delivered
@@ -111,7 +119,13 @@ pub(crate) fn stream_stall(stats: &'static CallStats, limit: Limit) {
 #[cold]
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_resume(stats: &'static CallStats, delivered: u64) {
-    let _ = (stats, delivered);
+    stats.count_resume();
+    #[cfg(feature = "tracing")]
+    events::stream_resume(stats.name(), delivered);
+    #[cfg(not(feature = "tracing"))]
+    let _ = delivered;
+    #[cfg(feature = "metrics")]
+    metrics::stream_resume(stats);
 }
 
 /// A retried stream ended with an error after it had delivered
@@ -120,7 +134,45 @@ pub(crate) fn stream_resume(stats: &'static CallStats, delivered: u64) {
 #[cold]
 #[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_partial(stats: &'static CallStats, delivered: u64, reason: StopReason) {
-    let _ = (stats, delivered, reason);
+    stats.count_partial(delivered);
+    #[cfg(feature = "tracing")]
+    events::stream_partial(stats.name(), delivered, reason);
+    #[cfg(feature = "metrics")]
+    metrics::stream_partial(stats, reason);
+    #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+    let _ = reason;
+}
+
+/// The stream hooks above, callable from outside the crate, so the tests
+/// of the `tracing` events and the `metrics` (which see the crate as users
+/// do) can report what a retried stream would. Reached as
+/// `__private::__stream_hooks_for_tests`; not an API.
+#[doc(hidden)]
+pub mod for_tests {
+    use std::time::Duration;
+
+    use crate::stats::CallStats;
+    use crate::{Limit, StopReason};
+
+    /// As if a stream committed `after` the start of its attempt.
+    pub fn stream_first_item(stats: &'static CallStats, after: Duration) {
+        super::stream_first_item(stats, after);
+    }
+
+    /// As if a stream's timer `limit` ran out.
+    pub fn stream_stall(stats: &'static CallStats, limit: Limit) {
+        super::stream_stall(stats, limit);
+    }
+
+    /// As if a stream resumed after delivering `delivered` items.
+    pub fn stream_resume(stats: &'static CallStats, delivered: u64) {
+        super::stream_resume(stats, delivered);
+    }
+
+    /// As if a stream failed after delivering `delivered` items.
+    pub fn stream_partial(stats: &'static CallStats, delivered: u64, reason: StopReason) {
+        super::stream_partial(stats, delivered, reason);
+    }
 }
 
 /// Whether a call under `policy` should read the clock when it starts,

@@ -8,14 +8,18 @@ use std::sync::OnceLock;
 
 use ::metrics::{Key, Label};
 
-use super::record::OTHER_VARIANT;
-use crate::{ErrorClass, StopReason};
+use super::record::{LIMITS, OTHER_VARIANT};
+use crate::{ErrorClass, Limit, StopReason};
 
 const ATTEMPTS_TOTAL: &str = "tenacious_attempts_total";
 const ERRORS_TOTAL: &str = "tenacious_errors_total";
 const RETRIES_TOTAL: &str = "tenacious_retries_total";
 const GAVE_UP_TOTAL: &str = "tenacious_gave_up_total";
 const ATTEMPTS_PER_CALL: &str = "tenacious_attempts_per_call";
+const STREAM_FIRST_ITEM_SECONDS: &str = "tenacious_stream_first_item_seconds";
+const STREAM_STALLS_TOTAL: &str = "tenacious_stream_stalls_total";
+const STREAM_RESUMES_TOTAL: &str = "tenacious_stream_resumes_total";
+const STREAM_PARTIAL_TOTAL: &str = "tenacious_stream_partial_total";
 
 /// A record's label sets (built with the record, in a `const`) and, from
 /// its first use, its keys.
@@ -23,6 +27,8 @@ pub(crate) struct RecordMetrics {
     by_fn: [Label; 1],
     /// By [`StopReason::index`].
     by_reason: [[Label; 2]; StopReason::ALL.len()],
+    /// By [`limit_index`](super::record::limit_index).
+    by_timer: [[Label; 2]; LIMITS.len()],
     /// The errors that found no slot, by class.
     other_by_class: [[Label; 3]; 4],
     keys: OnceLock<RecordKeys>,
@@ -35,6 +41,15 @@ pub(crate) struct RecordKeys {
     pub(crate) gave_up: [Key; StopReason::ALL.len()],
     /// The errors and retries of the errors that found no slot, by class.
     pub(crate) other: [ErrorKeys; 4],
+    /// `tenacious_stream_first_item_seconds`.
+    pub(crate) first_item: Key,
+    /// `tenacious_stream_stalls_total`, by
+    /// [`limit_index`](super::record::limit_index).
+    pub(crate) stalls: [Key; LIMITS.len()],
+    /// `tenacious_stream_resumes_total`.
+    pub(crate) resumes: Key,
+    /// `tenacious_stream_partial_total`, by [`StopReason::index`].
+    pub(crate) partial: [Key; StopReason::ALL.len()],
 }
 
 /// An error kind's `tenacious_errors_total` and `tenacious_retries_total`.
@@ -68,6 +83,12 @@ impl RecordMetrics {
                 by_reason(name, StopReason::CircuitOpen),
                 by_reason(name, StopReason::PartialOutput),
             ],
+            by_timer: [
+                by_timer(name, LIMITS[0]),
+                by_timer(name, LIMITS[1]),
+                by_timer(name, LIMITS[2]),
+                by_timer(name, LIMITS[3]),
+            ],
             other_by_class: [
                 error_labels(name, ErrorClass::Transient, OTHER_VARIANT),
                 error_labels(name, ErrorClass::RateLimited, OTHER_VARIANT),
@@ -86,6 +107,14 @@ impl RecordMetrics {
                 Key::from_static_parts(GAVE_UP_TOTAL, &self.by_reason[i])
             }),
             other: std::array::from_fn(|i| ErrorKeys::new(&self.other_by_class[i])),
+            first_item: Key::from_static_parts(STREAM_FIRST_ITEM_SECONDS, &self.by_fn),
+            stalls: std::array::from_fn(|i| {
+                Key::from_static_parts(STREAM_STALLS_TOTAL, &self.by_timer[i])
+            }),
+            resumes: Key::from_static_parts(STREAM_RESUMES_TOTAL, &self.by_fn),
+            partial: std::array::from_fn(|i| {
+                Key::from_static_parts(STREAM_PARTIAL_TOTAL, &self.by_reason[i])
+            }),
         })
     }
 }
@@ -124,6 +153,13 @@ const fn by_reason(name: &'static str, reason: StopReason) -> [Label; 2] {
     [
         Label::from_static_parts("fn", name),
         Label::from_static_parts("reason", reason.label()),
+    ]
+}
+
+const fn by_timer(name: &'static str, limit: Limit) -> [Label; 2] {
+    [
+        Label::from_static_parts("fn", name),
+        Label::from_static_parts("timer", limit.label()),
     ]
 }
 

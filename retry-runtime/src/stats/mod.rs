@@ -5,7 +5,9 @@
 //! record: calls, attempts, calls that retried, calls that recovered (that
 //! succeeded after at least one retry), calls that gave up by
 //! [`StopReason`](crate::StopReason), and failed attempts by class and by
-//! variant. Counting is one relaxed atomic addition for a call that
+//! variant; for a retried stream, also the streams that committed and
+//! their time to first item, the stream timers that ran out, the resumes
+//! and the partial failures (see [`FnStats::streams`]). Counting is one relaxed atomic addition for a call that
 //! succeeds at once, a few atomic additions for the others, on the record
 //! the fn already points at: no lookup, no lock, no allocation. A record joins a
 //! global registry the first time it counts something, and [`snapshot`]
@@ -76,6 +78,12 @@
 //! exception: calls that run while it zeroes the counters can leave them
 //! off by those calls until the next reset.
 //!
+//! The stream figures are counted as the stream wrapper reports them,
+//! apart from the calls (a stream's call is counted when it returns), with
+//! relaxed additions, save that a snapshot never shows a mean time to
+//! first item above the max: a stream adds its time to the sum last, with
+//! `Release`, and a snapshot reads the sum first, with `Acquire`.
+//!
 //! A call a provider guard refused before its first attempt (an open
 //! breaker, a cooldown it could not wait for) made no attempt, and is not
 //! counted here: the guard counts it, in its row of [`Snapshot::guards`]
@@ -98,7 +106,7 @@ pub use guards::{GuardRecord, GuardStats};
 pub(crate) use metric_keys::ErrorKeys;
 pub use record::CallStats;
 #[cfg(feature = "metrics")]
-pub(crate) use record::{VariantSlot, class_index};
+pub(crate) use record::{VariantSlot, class_index, limit_index};
 pub use snapshot::{ErrorCount, FnStats, Snapshot};
 
 /// Every record that has counted a call or an error, read now: each fn's
@@ -131,8 +139,11 @@ pub fn reset() {
 mod tests {
     use std::sync::Barrier;
 
+    use std::time::Duration;
+
     use super::*;
-    use crate::{ErrorClass, StopReason};
+    use crate::observe::{stream_first_item, stream_partial, stream_resume, stream_stall};
+    use crate::{ErrorClass, Limit, StopReason};
 
     #[test]
     fn records_racing_to_register_all_join_once() {
@@ -223,5 +234,111 @@ mod tests {
         // Still registered, and the slots keep their pairs.
         assert!(registry::records().any(|r| std::ptr::eq(r, &RECORD)));
         assert!(RECORD.count_error(ErrorClass::Invalid, "V14").is_some());
+    }
+
+    #[test]
+    fn the_stream_hooks_count_into_the_record() {
+        static RECORD: CallStats = CallStats::new("stream::counted");
+        let ms = Duration::from_millis;
+        stream_first_item(&RECORD, ms(100));
+        stream_first_item(&RECORD, ms(400));
+        stream_first_item(&RECORD, ms(250));
+        stream_stall(&RECORD, Limit::FirstItem);
+        stream_stall(&RECORD, Limit::Idle);
+        stream_stall(&RECORD, Limit::Idle);
+        stream_stall(&RECORD, Limit::Deadline);
+        stream_resume(&RECORD, 12);
+        stream_partial(&RECORD, 7, StopReason::PartialOutput);
+        stream_partial(&RECORD, 3, StopReason::Exhausted);
+
+        let stats = RECORD.snapshot();
+        assert_eq!(stats.streams(), 3);
+        assert_eq!(stats.first_item_mean(), Some(ms(250)));
+        assert_eq!(stats.first_item_max(), Some(ms(400)));
+        assert_eq!(stats.stalls(), 4);
+        assert_eq!(
+            [
+                Limit::Timeout,
+                Limit::FirstItem,
+                Limit::Idle,
+                Limit::Deadline
+            ]
+            .map(|limit| stats.stalls_of(limit)),
+            [0, 1, 2, 1]
+        );
+        assert_eq!(stats.resumes(), 1);
+        assert_eq!((stats.partial_failures(), stats.partial_items()), (2, 10));
+        // The hooks count no call: the engine's own hooks do.
+        assert_eq!(
+            (stats.calls(), stats.attempts(), stats.gave_up_total()),
+            (0, 0, 0)
+        );
+        // Counting joined the registry, so the record has its row.
+        let snapshot = snapshot();
+        let row = snapshot.get("stream::counted").unwrap();
+        assert_eq!((row.streams(), row.stalls()), (3, 4));
+
+        RECORD.reset();
+        let stats = RECORD.snapshot();
+        assert_eq!((stats.streams(), stats.first_item_mean()), (0, None));
+        assert_eq!(stats.first_item_max(), None);
+        assert_eq!((stats.stalls(), stats.resumes()), (0, 0));
+        assert_eq!((stats.partial_failures(), stats.partial_items()), (0, 0));
+    }
+
+    #[test]
+    fn stream_sums_saturate() {
+        static RECORD: CallStats = CallStats::new("stream::saturated");
+        stream_first_item(&RECORD, Duration::MAX);
+        stream_first_item(&RECORD, Duration::MAX);
+        stream_partial(&RECORD, u64::MAX, StopReason::PartialOutput);
+        stream_partial(&RECORD, 1, StopReason::PartialOutput);
+        let stats = RECORD.snapshot();
+        let top = Duration::from_nanos(u64::MAX);
+        assert_eq!(stats.first_item_max(), Some(top));
+        assert_eq!(
+            stats.first_item_mean(),
+            Some(Duration::from_nanos(u64::MAX / 2))
+        );
+        assert_eq!(
+            (stats.partial_failures(), stats.partial_items()),
+            (2, u64::MAX)
+        );
+    }
+
+    #[test]
+    fn the_mean_time_to_first_item_never_exceeds_the_max_while_streams_commit() {
+        static RECORD: CallStats = CallStats::new("stream::racing");
+        const WRITERS: usize = 3;
+        const STREAMS: u64 = 2_000;
+        let start = Barrier::new(WRITERS + 1);
+        std::thread::scope(|scope| {
+            for writer in 0..WRITERS {
+                let start = &start;
+                scope.spawn(move || {
+                    start.wait();
+                    for n in 0..STREAMS {
+                        // Each writer's times rise, so the max keeps moving.
+                        let after = Duration::from_micros(n * (writer as u64 + 1));
+                        stream_first_item(&RECORD, after);
+                    }
+                });
+            }
+            start.wait();
+            loop {
+                let stats = RECORD.snapshot();
+                if let Some(mean) = stats.first_item_mean() {
+                    assert!(mean <= stats.first_item_max().unwrap(), "{stats:?}");
+                }
+                if stats.streams() == WRITERS as u64 * STREAMS {
+                    break;
+                }
+            }
+        });
+        let stats = RECORD.snapshot();
+        assert_eq!(
+            stats.first_item_max(),
+            Some(Duration::from_micros((STREAMS - 1) * WRITERS as u64))
+        );
     }
 }

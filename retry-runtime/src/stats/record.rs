@@ -3,11 +3,13 @@ use std::fmt;
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::AtomicU64;
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::{self, Acquire, Relaxed, Release};
+use std::time::Duration;
 
 use super::registry;
-use super::snapshot::{ErrorCount, FnStats};
-use crate::{ErrorClass, StopReason};
+use super::snapshot::{ErrorCount, FnStats, StreamCounts};
+use crate::backoff::saturating_nanos;
+use crate::{ErrorClass, Limit, StopReason};
 
 /// How many distinct (variant, class) pairs a record counts one by one;
 /// errors of any further pair are counted per class as `(other)`.
@@ -70,6 +72,20 @@ pub struct CallStats {
     variants: [VariantSlot; VARIANT_SLOTS],
     /// Errors that found no free slot, by class.
     other: [AtomicU64; 4],
+    /// Retried streams that committed (delivered their first content item).
+    streams: AtomicU64,
+    /// Their times to first item, in nanoseconds, added up (saturating).
+    first_item_nanos: AtomicU64,
+    /// The longest of those times, in nanoseconds.
+    first_item_max: AtomicU64,
+    /// Stream timers that ran out, by [`limit_index`].
+    stalls: [AtomicU64; LIMITS.len()],
+    /// Streams that reconnected to resume.
+    resumes: AtomicU64,
+    /// Streams that ended with an error after delivering items.
+    partial: AtomicU64,
+    /// The items those streams had delivered, added up (saturating).
+    partial_items: AtomicU64,
     registered: AtomicBool,
     next: OnceLock<&'static CallStats>,
     #[cfg(feature = "metrics")]
@@ -128,6 +144,13 @@ impl CallStats {
             gave_up: [const { AtomicU64::new(0) }; StopReason::ALL.len()],
             variants: [const { VariantSlot::new() }; VARIANT_SLOTS],
             other: [const { AtomicU64::new(0) }; 4],
+            streams: AtomicU64::new(0),
+            first_item_nanos: AtomicU64::new(0),
+            first_item_max: AtomicU64::new(0),
+            stalls: [const { AtomicU64::new(0) }; LIMITS.len()],
+            resumes: AtomicU64::new(0),
+            partial: AtomicU64::new(0),
+            partial_items: AtomicU64::new(0),
             registered: AtomicBool::new(false),
             next: OnceLock::new(),
             #[cfg(feature = "metrics")]
@@ -192,6 +215,30 @@ impl CallStats {
             gave_up,
             errors,
         )
+        .with_streams(self.stream_counts())
+    }
+
+    /// The stream counters now. The sum of the times to first item is read
+    /// first, `Acquire`, the reverse of the order `count_stream` writes in:
+    /// every stream in the sum is in the count and the max read after it,
+    /// so their mean never exceeds their max.
+    fn stream_counts(&self) -> StreamCounts {
+        let first_item_nanos = self.first_item_nanos.load(Acquire);
+        let first_item_max = self.first_item_max.load(Relaxed);
+        let streams = self.streams.load(Relaxed);
+        let mut stalls = [0; LIMITS.len()];
+        for (count, counter) in stalls.iter_mut().zip(&self.stalls) {
+            *count = counter.load(Relaxed);
+        }
+        StreamCounts {
+            streams,
+            first_item_nanos,
+            first_item_max,
+            stalls,
+            resumes: self.resumes.load(Relaxed),
+            partial: self.partial.load(Relaxed),
+            partial_items: self.partial_items.load(Relaxed),
+        }
     }
 
     /// Sets every counter back to zero; the record stays registered and
@@ -206,12 +253,19 @@ impl CallStats {
             &self.attempts,
             &self.retried,
             &self.recovered,
+            &self.streams,
+            &self.first_item_nanos,
+            &self.first_item_max,
+            &self.resumes,
+            &self.partial,
+            &self.partial_items,
         ];
         let slots = self.variants.iter().map(|slot| &slot.count);
         for counter in counters
             .into_iter()
             .chain(&self.gave_up)
             .chain(&self.other)
+            .chain(&self.stalls)
             .chain(slots)
         {
             counter.store(0, Relaxed);
@@ -282,6 +336,38 @@ impl CallStats {
         None
     }
 
+    /// Counts a retried stream that committed, its first content item
+    /// `after` the start of the attempt that delivered it: the count, the
+    /// max, then the sum `Release`, the order `stream_counts` reads in
+    /// reverse.
+    pub(crate) fn count_stream(&'static self, after: Duration) {
+        self.join();
+        let nanos = saturating_nanos(after);
+        self.streams.fetch_add(1, Relaxed);
+        self.first_item_max.fetch_max(nanos, Relaxed);
+        add_saturating(&self.first_item_nanos, nanos, Release);
+    }
+
+    /// Counts a stream timer, `limit`, that ran out.
+    pub(crate) fn count_stall(&'static self, limit: Limit) {
+        self.join();
+        self.stalls[limit_index(limit)].fetch_add(1, Relaxed);
+    }
+
+    /// Counts a stream reconnecting to resume.
+    pub(crate) fn count_resume(&'static self) {
+        self.join();
+        self.resumes.fetch_add(1, Relaxed);
+    }
+
+    /// Counts a stream that ended with an error after it had delivered
+    /// `delivered` items.
+    pub(crate) fn count_partial(&'static self, delivered: u64) {
+        self.join();
+        add_saturating(&self.partial_items, delivered, Relaxed);
+        self.partial.fetch_add(1, Relaxed);
+    }
+
     /// Joins the registry on first use.
     #[inline]
     fn join(&'static self) {
@@ -299,6 +385,30 @@ impl CallStats {
 
     pub(super) const fn next_link(&self) -> &OnceLock<&'static CallStats> {
         &self.next
+    }
+}
+
+/// Adds `n` to `counter`, saturating at `u64::MAX`, the store `order`.
+fn add_saturating(counter: &AtomicU64, n: u64, order: Ordering) {
+    // Always `Some`: the update cannot fail.
+    let _ = counter.fetch_update(order, Relaxed, |sum| Some(sum.saturating_add(n)));
+}
+
+/// Every [`Limit`], in declaration order: the stalls are counted by these.
+pub(crate) const LIMITS: [Limit; 4] = [
+    Limit::Timeout,
+    Limit::FirstItem,
+    Limit::Idle,
+    Limit::Deadline,
+];
+
+/// The position of `limit` in [`LIMITS`].
+pub(crate) const fn limit_index(limit: Limit) -> usize {
+    match limit {
+        Limit::Timeout => 0,
+        Limit::FirstItem => 1,
+        Limit::Idle => 2,
+        Limit::Deadline => 3,
     }
 }
 

@@ -1,10 +1,11 @@
 //! What [`snapshot`](super::snapshot) returns: each fn's counts, the four
-//! figures, and the table `Display` prints.
+//! figures, its streams' figures, and the tables `Display` prints.
 use std::fmt;
+use std::time::Duration;
 
 use super::GuardStats;
-use super::record::class_index;
-use crate::{ErrorClass, StopReason};
+use super::record::{LIMITS, class_index, limit_index};
+use crate::{ErrorClass, Limit, StopReason};
 
 /// How often one kind of error was met: a (class, variant) pair of the
 /// error distribution.
@@ -36,6 +37,16 @@ pub struct ErrorCount {
 /// A high retry rate with a high success rate is retrying doing its job;
 /// a falling success rate, or mean attempts near `max`, is retrying hiding
 /// a fault.
+///
+/// A fn whose calls are retried streams has their figures too, all zero
+/// (or `None`) for a fn that opens none: the streams that committed
+/// ([`streams`](FnStats::streams)) and how long their first item took
+/// ([`first_item_mean`](FnStats::first_item_mean),
+/// [`first_item_max`](FnStats::first_item_max)), the stream timers that ran
+/// out ([`stalls`](FnStats::stalls)), the reconnections
+/// ([`resumes`](FnStats::resumes)), and the streams that failed after
+/// delivering items ([`partial_failures`](FnStats::partial_failures),
+/// [`partial_items`](FnStats::partial_items)).
 ///
 /// ```
 /// use std::io;
@@ -75,6 +86,45 @@ pub struct FnStats {
     gave_up: [u64; StopReason::ALL.len()],
     /// By count, largest first.
     errors: Vec<ErrorCount>,
+    stream: StreamCounts,
+}
+
+/// A record's stream counters, as read by a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct StreamCounts {
+    /// Streams that committed.
+    pub(super) streams: u64,
+    /// Their times to first item added up, in nanoseconds (saturating).
+    pub(super) first_item_nanos: u64,
+    /// The longest of those times, in nanoseconds.
+    pub(super) first_item_max: u64,
+    /// Stream timers that ran out, by [`limit_index`].
+    pub(super) stalls: [u64; LIMITS.len()],
+    pub(super) resumes: u64,
+    /// Streams that failed after delivering items.
+    pub(super) partial: u64,
+    /// The items those had delivered (saturating).
+    pub(super) partial_items: u64,
+}
+
+impl StreamCounts {
+    /// Whether the record saw no stream at all.
+    fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Adds `other`'s counts to these; the max is the larger one.
+    fn merge(&mut self, other: &Self) {
+        self.streams = self.streams.saturating_add(other.streams);
+        self.first_item_nanos = self.first_item_nanos.saturating_add(other.first_item_nanos);
+        self.first_item_max = self.first_item_max.max(other.first_item_max);
+        for (sum, n) in self.stalls.iter_mut().zip(other.stalls) {
+            *sum = sum.saturating_add(n);
+        }
+        self.resumes = self.resumes.saturating_add(other.resumes);
+        self.partial = self.partial.saturating_add(other.partial);
+        self.partial_items = self.partial_items.saturating_add(other.partial_items);
+    }
 }
 
 impl FnStats {
@@ -95,9 +145,16 @@ impl FnStats {
             recovered,
             gave_up,
             errors: Vec::new(),
+            stream: StreamCounts::default(),
         };
         stats.add_errors(&errors);
         stats
+    }
+
+    /// The same counts, with `stream` for the stream counters.
+    pub(super) const fn with_streams(mut self, stream: StreamCounts) -> Self {
+        self.stream = stream;
+        self
     }
 
     /// The record's name: `module::path::fn_name` for a `#[retry]` fn,
@@ -211,6 +268,153 @@ impl FnStats {
         ratio(self.attempts, self.calls)
     }
 
+    /// Retried streams that committed: that delivered their first content
+    /// item (keepalives and preamble items are not content). 0 for a fn
+    /// that opens no stream.
+    ///
+    /// A stream that failed before its first item and was retried counts
+    /// once, when an attempt delivers it.
+    ///
+    /// ```
+    /// use tenacious::stats::CallStats;
+    ///
+    /// static PLAIN: CallStats = CallStats::new("plain");
+    /// assert_eq!(PLAIN.snapshot().streams(), 0);
+    /// ```
+    #[must_use]
+    pub const fn streams(&self) -> u64 {
+        self.stream.streams
+    }
+
+    /// The mean time to first item of the streams that committed, each
+    /// counted from the start of the attempt that delivered it (the open
+    /// included); `None` before any committed.
+    ///
+    /// Never above [`first_item_max`](FnStats::first_item_max), even in a
+    /// snapshot taken while streams commit.
+    ///
+    /// ```
+    /// use tenacious::stats::CallStats;
+    ///
+    /// static PLAIN: CallStats = CallStats::new("plain");
+    /// assert_eq!(PLAIN.snapshot().first_item_mean(), None);
+    /// ```
+    #[must_use]
+    pub const fn first_item_mean(&self) -> Option<Duration> {
+        match self
+            .stream
+            .first_item_nanos
+            .checked_div(self.stream.streams)
+        {
+            Some(nanos) => Some(Duration::from_nanos(nanos)),
+            None => None,
+        }
+    }
+
+    /// The longest time to first item of the streams that committed (as
+    /// [`first_item_mean`](FnStats::first_item_mean) counts it); `None`
+    /// before any committed.
+    ///
+    /// ```
+    /// use tenacious::stats::CallStats;
+    ///
+    /// static PLAIN: CallStats = CallStats::new("plain");
+    /// assert_eq!(PLAIN.snapshot().first_item_max(), None);
+    /// ```
+    #[must_use]
+    pub const fn first_item_max(&self) -> Option<Duration> {
+        if self.stream.streams == 0 {
+            None
+        } else {
+            Some(Duration::from_nanos(self.stream.first_item_max))
+        }
+    }
+
+    /// Stream stalls: the times a retried stream's timer ran out, whichever
+    /// (see [`stalls_of`](FnStats::stalls_of)). 0 for a fn that opens no
+    /// stream.
+    ///
+    /// ```
+    /// use tenacious::stats::CallStats;
+    ///
+    /// static PLAIN: CallStats = CallStats::new("plain");
+    /// assert_eq!(PLAIN.snapshot().stalls(), 0);
+    /// ```
+    #[must_use]
+    pub fn stalls(&self) -> u64 {
+        self.stream
+            .stalls
+            .iter()
+            .fold(0, |sum, n| sum.saturating_add(*n))
+    }
+
+    /// The stream stalls of the timer `limit`: [`Limit::FirstItem`] (no
+    /// first item in time), [`Limit::Idle`] (no progress between items) or
+    /// [`Limit::Deadline`] (the call's deadline, over the whole stream).
+    /// 0 for a limit that never ran out.
+    ///
+    /// ```
+    /// use tenacious::Limit;
+    /// use tenacious::stats::CallStats;
+    ///
+    /// static PLAIN: CallStats = CallStats::new("plain");
+    /// assert_eq!(PLAIN.snapshot().stalls_of(Limit::Idle), 0);
+    /// ```
+    #[must_use]
+    pub const fn stalls_of(&self, limit: Limit) -> u64 {
+        self.stream.stalls[limit_index(limit)]
+    }
+
+    /// Reconnections of retried streams with
+    /// [`resume`](crate::Policy::resume): a stream that failed after it
+    /// committed and reconnected from where it stopped. 0 for a fn that
+    /// opens no stream, or whose streams do not resume.
+    ///
+    /// ```
+    /// use tenacious::stats::CallStats;
+    ///
+    /// static PLAIN: CallStats = CallStats::new("plain");
+    /// assert_eq!(PLAIN.snapshot().resumes(), 0);
+    /// ```
+    #[must_use]
+    pub const fn resumes(&self) -> u64 {
+        self.stream.resumes
+    }
+
+    /// Partial failures: retried streams that ended with an error after
+    /// delivering items, so the consumer has part of the output. 0 for a
+    /// fn that opens no stream.
+    ///
+    /// Each of those calls also gave up, and is counted in
+    /// [`gave_up`](FnStats::gave_up) under its reason
+    /// ([`StopReason::PartialOutput`] for a stream that does not resume).
+    ///
+    /// ```
+    /// use tenacious::stats::CallStats;
+    ///
+    /// static PLAIN: CallStats = CallStats::new("plain");
+    /// assert_eq!(PLAIN.snapshot().partial_failures(), 0);
+    /// ```
+    #[must_use]
+    pub const fn partial_failures(&self) -> u64 {
+        self.stream.partial
+    }
+
+    /// The items the [partial failures](FnStats::partial_failures) had
+    /// delivered before they failed, added up (saturating). 0 without
+    /// partial failures.
+    ///
+    /// ```
+    /// use tenacious::stats::CallStats;
+    ///
+    /// static PLAIN: CallStats = CallStats::new("plain");
+    /// assert_eq!(PLAIN.snapshot().partial_items(), 0);
+    /// ```
+    #[must_use]
+    pub const fn partial_items(&self) -> u64 {
+        self.stream.partial_items
+    }
+
     /// Adds `other`'s counts to these.
     pub(super) fn merge(&mut self, other: &Self) {
         self.calls = self.calls.saturating_add(other.calls);
@@ -221,6 +425,7 @@ impl FnStats {
             *sum = sum.saturating_add(n);
         }
         self.add_errors(&other.errors);
+        self.stream.merge(&other.stream);
     }
 
     /// Adds `errors` to the distribution, merging equal (class, variant)
@@ -257,9 +462,10 @@ fn ratio(part: u64, whole: u64) -> Option<f64> {
 
 /// Every fn's statistics, taken by [`snapshot`](super::snapshot).
 ///
-/// `Display` prints two aligned tables: the four figures per fn and in
-/// total, then the error distribution. Records with the same name are
-/// merged into one row.
+/// `Display` prints aligned tables: the four figures per fn and in total,
+/// then the error distribution; the figures of the fns that had retried
+/// streams, if any did; and the provider guards, if a call asked one.
+/// Records with the same name are merged into one row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
     /// By name.
@@ -407,6 +613,33 @@ impl fmt::Display for Snapshot {
             writeln!(f)?;
             errors.fmt(f)?;
         }
+        let mut streams = Table::new(&[
+            ("fn", Align::Left),
+            ("streams", Align::Right),
+            ("first item mean", Align::Right),
+            ("first item max", Align::Right),
+            ("resumes", Align::Right),
+            ("partial", Align::Right),
+            ("partial items", Align::Right),
+            ("stalls", Align::Left),
+        ]);
+        let streamed = self.fns.iter().filter(|stats| !stats.stream.is_empty());
+        if streamed.clone().next().is_some() {
+            for stats in streamed.chain([&self.total]) {
+                streams.row(vec![
+                    stats.name.to_owned(),
+                    stats.streams().to_string(),
+                    first_item(stats.first_item_mean()),
+                    first_item(stats.first_item_max()),
+                    stats.resumes().to_string(),
+                    stats.partial_failures().to_string(),
+                    stats.partial_items().to_string(),
+                    stalls(stats),
+                ]);
+            }
+            writeln!(f)?;
+            streams.fmt(f)?;
+        }
         if self.guards.is_empty() {
             return Ok(());
         }
@@ -445,6 +678,31 @@ fn gave_up(stats: &FnStats) -> String {
         .map(|reason| format!("{reason} {}", stats.gave_up(reason)))
         .collect();
     format!("{total} ({})", reasons.join(", "))
+}
+
+/// `"3 (first_item 1, idle 2)"`, or `"0"`.
+fn stalls(stats: &FnStats) -> String {
+    let total = stats.stalls();
+    if total == 0 {
+        return "0".to_owned();
+    }
+    let limits: Vec<String> = LIMITS
+        .into_iter()
+        .filter(|limit| stats.stalls_of(*limit) > 0)
+        .map(|limit| format!("{} {}", limit.label(), stats.stalls_of(limit)))
+        .collect();
+    format!("{total} ({})", limits.join(", "))
+}
+
+/// `"412.5ms"` under a second, `"2.25s"` from there, `"-"` for none.
+fn first_item(time: Option<Duration>) -> String {
+    match time {
+        None => "-".to_owned(),
+        Some(time) if time < Duration::from_secs(1) => {
+            format!("{:.1}ms", time.as_secs_f64() * 1000.0)
+        }
+        Some(time) => format!("{:.2}s", time.as_secs_f64()),
+    }
 }
 
 fn percent(share: Option<f64>) -> String {
@@ -638,5 +896,95 @@ total          transient         43  65.2%  Timeout 40, Reset 3
         assert_eq!(total.errors_of(ErrorClass::Fatal), u64::MAX);
         assert_eq!(total.retry_rate(), Some(1.0));
         assert!(!snapshot.to_string().is_empty());
+    }
+
+    /// `stats` with these stream counts.
+    fn streamed(
+        stats: FnStats,
+        streams: u64,
+        first_item_ms: [u64; 2],
+        stalls: [u64; 4],
+    ) -> FnStats {
+        let [sum, max] = first_item_ms.map(|ms| ms * 1_000_000);
+        stats.with_streams(StreamCounts {
+            streams,
+            first_item_nanos: sum,
+            first_item_max: max,
+            stalls,
+            resumes: 2,
+            partial: 1,
+            partial_items: 40,
+        })
+    }
+
+    #[test]
+    fn the_streams_table_lists_the_fns_that_had_streams_only() {
+        let snapshot = Snapshot::from_fns([
+            counts("agent::fetch", 10, 10, 0, 0, &[]),
+            streamed(
+                counts(
+                    "agent::chat",
+                    4,
+                    6,
+                    2,
+                    1,
+                    &[(ErrorClass::Transient, "Idle", 2)],
+                ),
+                4,
+                [1_650, 900],
+                [0, 1, 2, 0],
+            ),
+        ]);
+        let expected = "\
+fn            calls  attempts  retried  recovered  retry rate  retry success  mean attempts  gave up
+agent::chat       4         6        2          1       50.0%          50.0%           1.50  1 (exhausted 1)
+agent::fetch     10        10        0          0        0.0%              -           1.00  0
+total            14        16        2          1       14.3%          50.0%           1.14  1 (exhausted 1)
+
+fn           class      errors   share  variants
+agent::chat  transient       2  100.0%  Idle 2
+total        transient       2  100.0%  Idle 2
+
+fn           streams  first item mean  first item max  resumes  partial  partial items  stalls
+agent::chat        4          412.5ms         900.0ms        2        1             40  3 (first_item 1, idle 2)
+total              4          412.5ms         900.0ms        2        1             40  3 (first_item 1, idle 2)
+";
+        assert_eq!(snapshot.to_string(), expected);
+
+        // Without streams, no streams table.
+        let plain = Snapshot::from_fns([counts("agent::fetch", 10, 10, 0, 0, &[])]);
+        assert!(!plain.to_string().contains("streams"));
+    }
+
+    #[test]
+    fn records_of_one_name_add_their_streams_and_keep_the_longest_first_item() {
+        let snapshot = Snapshot::from_fns([
+            streamed(
+                counts("chat", 1, 1, 0, 0, &[]),
+                2,
+                [3_000, 2_500],
+                [0, 1, 0, 0],
+            ),
+            streamed(
+                counts("chat", 1, 1, 0, 0, &[]),
+                1,
+                [1_500, 1_500],
+                [0, 0, 1, 1],
+            ),
+            counts("plain", 1, 1, 0, 0, &[]),
+        ]);
+        let chat = snapshot.get("chat").unwrap();
+        assert_eq!(chat.streams(), 3);
+        assert_eq!(chat.first_item_mean(), Some(Duration::from_millis(1_500)));
+        assert_eq!(chat.first_item_max(), Some(Duration::from_millis(2_500)));
+        assert_eq!((chat.stalls(), chat.stalls_of(Limit::Idle)), (3, 1));
+        assert_eq!(chat.resumes(), 4);
+        assert_eq!((chat.partial_failures(), chat.partial_items()), (2, 80));
+        let plain = snapshot.get("plain").unwrap();
+        assert_eq!((plain.streams(), plain.first_item_max()), (0, None));
+        let total = snapshot.total();
+        assert_eq!(total.streams(), 3);
+        assert_eq!(total.first_item_max(), Some(Duration::from_millis(2_500)));
+        assert!(snapshot.to_string().contains("2.50s"));
     }
 }
