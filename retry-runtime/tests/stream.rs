@@ -126,12 +126,18 @@ async fn errors_before_the_first_item_are_retried_with_the_attempt_context() {
         (stats.calls(), stats.attempts(), stats.recovered()),
         (1, 3, 1)
     );
+    assert_eq!(stats.streams(), 1);
+    assert_eq!(stats.first_item_mean(), Some(Duration::ZERO));
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_stall_before_the_first_item_is_retried_and_keepalives_do_not_count() {
     static BUDGET: RetryBudget = RetryBudget::with_capacity(100);
-    let policy = fixed(3).first_item(Duration::from_secs(2)).budget(&BUDGET);
+    static STATS: CallStats = CallStats::new("stream: stalls");
+    let policy = fixed(3)
+        .first_item(Duration::from_secs(2))
+        .budget(&BUDGET)
+        .stats(&STATS);
     let mut opens = 0;
     let start = Instant::now();
     let out: Vec<_> = policy
@@ -159,6 +165,13 @@ async fn a_stall_before_the_first_item_is_retried_and_keepalives_do_not_count() 
     // Each retry after a stall cost 10 tokens (a timed-out attempt's
     // price); the success gave back what the last one took.
     assert_eq!(BUDGET.balance(), 90);
+    let stats = STATS.snapshot();
+    assert_eq!((stats.stalls_of(Limit::FirstItem), stats.stalls()), (2, 2));
+    assert_eq!(
+        stats.first_item_max(),
+        Some(Duration::ZERO),
+        "timed per attempt"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -194,6 +207,8 @@ async fn a_failure_after_commit_ends_the_stream_saying_how_many_were_delivered()
     );
     let stats = STATS.snapshot();
     assert_eq!((stats.calls(), stats.attempts()), (1, 1));
+    assert_eq!((stats.partial_failures(), stats.partial_items()), (1, 3));
+    assert_eq!(stats.gave_up(StopReason::PartialOutput), 1);
 }
 
 /// A source of the tokens 1..=10 with ids, from `from` on, cut after `cut`
@@ -222,8 +237,9 @@ impl StreamItem for Numbered {
 async fn with_resume_every_item_comes_once_whatever_the_source_sends_again() {
     // How the source reconnects: from the start (ignoring the id), from
     // the last item delivered (inclusive), or after it (as SSE asks).
+    static STATS: CallStats = CallStats::new("stream: resumed");
     for replay in ["start", "inclusive", "after"] {
-        let policy = fixed(4).resume(true);
+        let policy = fixed(4).resume(true).stats(&STATS);
         let points = RefCell::new(Vec::new());
         let out: Vec<_> = policy
             .stream(|resume: &ResumePoint| {

@@ -92,7 +92,6 @@ pub(crate) fn late_give_up(
 /// A retried stream committed: its first content item came `after` the
 /// start of the attempt that delivered it.
 #[cold]
-#[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_first_item(stats: &'static CallStats, after: Duration) {
     stats.count_stream(after);
     #[cfg(feature = "tracing")]
@@ -105,7 +104,6 @@ pub(crate) fn stream_first_item(stats: &'static CallStats, after: Duration) {
 /// item ([`Limit::FirstItem`]), between items ([`Limit::Idle`]), or at the
 /// call's deadline ([`Limit::Deadline`]).
 #[cold]
-#[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_stall(stats: &'static CallStats, limit: Limit) {
     stats.count_stall(limit);
     #[cfg(feature = "tracing")]
@@ -117,7 +115,6 @@ pub(crate) fn stream_stall(stats: &'static CallStats, limit: Limit) {
 /// A retried stream with `resume` reconnects after it had delivered
 /// `delivered` items.
 #[cold]
-#[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_resume(stats: &'static CallStats, delivered: u64) {
     stats.count_resume();
     #[cfg(feature = "tracing")]
@@ -132,7 +129,6 @@ pub(crate) fn stream_resume(stats: &'static CallStats, delivered: u64) {
 /// `delivered` items, stopped by `reason` (a partial failure; the give-up
 /// itself is counted by `give_up` too).
 #[cold]
-#[allow(dead_code)] // until the stream wrapper lands
 pub(crate) fn stream_partial(stats: &'static CallStats, delivered: u64, reason: StopReason) {
     stats.count_partial(delivered);
     #[cfg(feature = "tracing")]
