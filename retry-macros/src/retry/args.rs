@@ -671,6 +671,14 @@ fn duration_arg(key: &Ident, value: &Expr, errors: &mut Errors) -> Option<Durati
                 "a zero `deadline` leaves no time for any attempt; give the longest the \
                  whole call may run, like `deadline = \"60s\"`, or remove the key"
             }
+            "first_item" => {
+                "a zero `first_item` stalls every attempt before its first item can come; \
+                 give the longest wait for it, like `first_item = \"10s\"`, or remove the key"
+            }
+            "idle" => {
+                "a zero `idle` stalls a stream between any two items; give the longest gap \
+                 without progress to allow, like `idle = \"30s\"`, or remove the key"
+            }
             _ => {
                 "a zero `max_retry_after` gives up on every server that asks to wait; \
                  give the longest wait to honour, like `max_retry_after = \"120s\"`"

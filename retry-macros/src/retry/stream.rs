@@ -53,7 +53,7 @@ impl StreamReturn {
                 && let Some(found) = stream_item(bound)
             {
                 item = Some(found);
-            } else {
+            } else if kept(bound) {
                 bounds.push(bound.clone());
             }
         }
@@ -80,6 +80,24 @@ impl StreamReturn {
             }
         }
         bound
+    }
+}
+
+/// Whether the returned stream keeps `bound` of the opened one: a trait
+/// like `Send` it keeps (it holds the opened stream), but not what holds of
+/// the opened stream only — a lifetime or a `use<..>` (the returned stream
+/// also borrows the arguments, to open again, and captures every lifetime
+/// of the inputs, named anew), nor `Unpin` (it holds the future that opens,
+/// which is not).
+fn kept(bound: &TypeParamBound) -> bool {
+    match bound {
+        TypeParamBound::Trait(bound) => !bound
+            .path
+            .segments
+            .last()
+            .is_some_and(|last| last.ident == "Unpin"),
+        TypeParamBound::Lifetime(_) | TypeParamBound::PreciseCapture(_) => false,
+        _ => true,
     }
 }
 
@@ -197,7 +215,8 @@ mod tests {
             found.item.to_token_stream().to_string(),
             quote!(Result<Tok, E>).to_string()
         );
-        assert_eq!(found.bounds.len(), 2);
+        // `Send` is kept; the lifetime holds of the opened stream only.
+        assert_eq!(found.bounds.len(), 1);
         assert!(of(quote!(Result<impl futures::Stream<Item = u8>, E>)).is_some());
         for ty in [
             quote!(Result<u8, E>),
