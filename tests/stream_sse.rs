@@ -646,18 +646,15 @@ async fn the_deadline_ends_a_slow_stream() {
 }
 
 // ---------------------------------------------------------------------
-// Bugs found, each shown by a test that fails today: ignored so the suite
-// stays green, run with `cargo test --test stream_sse -- --ignored`.
+// Defects these tests found, each fixed since (the test failed before).
 
 /// `idle` is "the longest time the stream may go without progress once it
-/// has committed" (`Policy::idle`), but a resumed attempt arms no timer
-/// unless `first_item` is set: `start_attempt` arms only `first_item`,
-/// and `idle` is armed only by the attempt's own first content item. A
-/// reconnect whose server stalls after its head (here for an hour) holds
-/// the stream until the deadline, or forever without one.
+/// has committed" (`Policy::idle`): a resumed attempt without `first_item`
+/// is bounded by it too. (It once armed no timer: a reconnect whose server
+/// stalled after its head, here for an hour, held the stream until the
+/// deadline, or forever without one.)
 #[tokio::test(start_paused = true)]
-#[ignore = "BUG (stream wrapper): a resumed attempt is bounded by no timer when only idle is set"]
-async fn bug_with_resume_a_reconnect_that_stalls_runs_out_of_idle() {
+async fn with_resume_a_reconnect_that_stalls_runs_out_of_idle() {
     let server = Server::start(|n, last| match n {
         0 => Reply::events(then_cut(tokens(1, 3))),
         1 => Reply::events(silent_for_an_hour()),
@@ -669,8 +666,8 @@ async fn bug_with_resume_a_reconnect_that_stalls_runs_out_of_idle() {
     .await;
     let client = Client::new(&server);
     let policy = fixed().resume(true).idle(Duration::from_secs(1));
-    // Today: the second attempt waits for the hour, and `drain`'s bound
-    // (600 s, virtual) fails the test with "the stream ends".
+    // Were it unbounded, the second attempt would wait for the hour, and
+    // `drain`'s bound (600 s, virtual) would fail the test.
     let got = drain(policy.stream(|resume| client.open(resume))).await;
 
     assert!(got.failure.is_none(), "{:?}", got.failure);
@@ -679,22 +676,19 @@ async fn bug_with_resume_a_reconnect_that_stalls_runs_out_of_idle() {
     server.stop();
 }
 
-/// The wrapper checks its timers only when its source is `Pending`: while
-/// the source is ready with items it does not deliver (keepalives here;
-/// repeats dropped on resume, held preambles too) it loops without looking
-/// at `first_item`, `idle` or the deadline, and without yielding to the
-/// executor. A source that always has a keepalive ready then outlives
-/// every limit: here a million keepalive comments, ready at once, take
-/// far longer than the 1 ms `first_item`, and the stream commits on the
-/// token after them instead of stalling. Over reqwest the body's channel
+/// A source ready with items the wrapper does not deliver (keepalives
+/// here; repeats dropped on resume, held preambles too) must not outlive
+/// the timers: the wrapper looks at them, and yields, every 128 such
+/// items. (It once looked only when its source was `Pending`: a million
+/// keepalive comments, ready at once, took far longer than the 1 ms
+/// `first_item`, and the stream committed on the token after them.) Over reqwest the body's channel
 /// returns `Pending` between chunks, so a loopback server cannot show it
 /// reliably; a body that is always ready (a fast proxy, a buffered
 /// replay) can. Real time: the paused clock cannot advance while a task
 /// spins, so the limit could not pass on it. The assertion is on the
 /// outcome only.
 #[tokio::test]
-#[ignore = "BUG (stream wrapper): timers are not checked while the source is ready with keepalives"]
-async fn bug_a_source_always_ready_with_keepalives_still_runs_out_of_first_item() {
+async fn a_source_always_ready_with_keepalives_still_runs_out_of_first_item() {
     let policy = fixed().max(1).first_item(Duration::from_millis(1));
     let got = drain(policy.stream(|_| async {
         let pings = stream::iter(0..1_000_000).map(|_| Ok::<_, io::Error>(&b": ping\n"[..]));
@@ -715,8 +709,7 @@ async fn bug_a_source_always_ready_with_keepalives_still_runs_out_of_first_item(
 /// `Failure`'s `Display` and in the statistics' error distribution, and
 /// reqwest's hint for a cut body is lost.
 #[tokio::test(start_paused = true)]
-#[ignore = "BUG (sse): SseError forwards neither variant nor hint to the body's error"]
-async fn bug_a_cut_body_reads_as_the_body_error_s_variant_and_hint() {
+async fn a_cut_body_reads_as_the_body_error_s_variant_and_hint() {
     let server = Server::start(|_, _| Reply::events(then_cut(tokens(1, 3)))).await;
     let client = Client::new(&server);
     let policy = fixed();

@@ -100,13 +100,28 @@ impl<E: std::error::Error + 'static> std::error::Error for SseError<E> {
     }
 }
 
-/// The body's error classifies as itself; an over-long line as `Fatal`
-/// (an endpoint that does not speak SSE is a fault to fix, not to retry).
+/// The body's error classifies as itself (class, hint, variant, server
+/// hint, signals); an over-long line as `Fatal`, variant `"TooLong"` (an
+/// endpoint that does not speak SSE is a fault to fix, not to retry).
 impl<E: Classify> Classify for SseError<E> {
     fn classify(&self) -> ErrorClass {
         match self {
             Self::Body(error) => error.classify(),
             Self::TooLong { .. } => ErrorClass::Fatal,
+        }
+    }
+
+    fn variant(&self) -> &'static str {
+        match self {
+            Self::Body(error) => error.variant(),
+            Self::TooLong { .. } => "TooLong",
+        }
+    }
+
+    fn hint(&self) -> Option<std::borrow::Cow<'static, str>> {
+        match self {
+            Self::Body(error) => error.hint(),
+            Self::TooLong { .. } => None,
         }
     }
 

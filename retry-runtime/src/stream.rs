@@ -89,6 +89,7 @@ use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
+use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
 use crate::failure::Provenance;
@@ -564,6 +565,11 @@ pin_project! {
         skip: Skip,
         // The last delivered id is in `last_id`.
         has_last: bool,
+        // Polls of the source, wrapping: every 256th looks at the deadline
+        // while a source is always ready.
+        ticks: u8,
+        // The attempt's own timer, and how long it was armed for.
+        armed: Option<(Limit, Duration)>,
         delivered: u64,
         attempt_start: Option<Instant>,
         held: VecDeque<T>,
@@ -683,6 +689,8 @@ where
             flushing: false,
             skip: Skip::Off,
             has_last: false,
+            ticks: 0,
+            armed: None,
             delivered: 0,
             attempt_start: None,
             held: VecDeque::new(),
@@ -731,6 +739,8 @@ where
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let mut this = self.project();
+        // Items kept back in this poll.
+        let mut spins = 0;
         loop {
             if *this.flushing {
                 if let Some(item) = this.held.pop_front() {
@@ -786,6 +796,19 @@ where
                     }
                 }
                 Phase::Reading => {
+                    if this.deadline.is_some() {
+                        // A source always ready never returns `Pending`,
+                        // where the deadline is looked at: every 256th
+                        // poll looks at it too.
+                        *this.ticks = this.ticks.wrapping_add(1);
+                        if *this.ticks == 0
+                            && let Some(deadline) = this.deadline.as_mut().as_pin_mut()
+                            && deadline.poll(cx).is_ready()
+                            && let Some(end) = stalled(&mut this, Limit::Deadline)
+                        {
+                            return Poll::Ready(Some(Err(end)));
+                        }
+                    }
                     let Some(source) = this.source.as_mut().as_pin_mut() else {
                         unreachable!("a source is read once opened")
                     };
@@ -793,6 +816,22 @@ where
                         Poll::Ready(Some(Ok(item))) => {
                             if let Some(item) = arrived(&mut this, item) {
                                 return Poll::Ready(Some(Ok(item)));
+                            }
+                            // Kept back (a keepalive, a repeat, a
+                            // preamble): a source always ready with such
+                            // items must not outlive the timers, nor hold
+                            // the thread.
+                            spins += 1;
+                            if spins == SPINS {
+                                rearm_idle(&mut this);
+                                if let Some(limit) = expired(&mut this, cx) {
+                                    if let Some(end) = stalled(&mut this, limit) {
+                                        return Poll::Ready(Some(Err(end)));
+                                    }
+                                    continue;
+                                }
+                                cx.waker().wake_by_ref();
+                                return Poll::Pending;
                             }
                         }
                         Poll::Ready(Some(Err(error))) => {
@@ -817,11 +856,7 @@ where
                             *this.flushing = !this.held.is_empty();
                         }
                         Poll::Pending => {
-                            if std::mem::take(this.progressed)
-                                && let Some(idle) = this.policy.get_idle()
-                            {
-                                this.polled.as_mut().arm(idle);
-                            }
+                            rearm_idle(&mut this);
                             match expired(&mut this, cx) {
                                 Some(limit) => {
                                     if let Some(end) = stalled(&mut this, limit) {
@@ -852,9 +887,14 @@ fn start_attempt<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>)
             Instant::from_std(start) + deadline,
         )));
     }
-    if let Some(first_item) = policy.get_first_item() {
-        this.polled.as_mut().arm(first_item);
-    }
+    // Until its first content item: `first_item`; a resumed attempt
+    // without one is already past the stream's first item, so `idle`.
+    let wait = match (policy.get_first_item(), *this.delivered > 0) {
+        (Some(first_item), _) => Some((Limit::FirstItem, first_item)),
+        (None, true) => policy.get_idle().map(|idle| (Limit::Idle, idle)),
+        (None, false) => None,
+    };
+    arm(this, wait);
     *this.attempt_start = policy.get_stats().map(|_| Instant::now());
     if *this.delivered > 0 {
         // A resumed attempt: from where the consumer is.
@@ -909,10 +949,7 @@ fn commit<O, S, T: StreamItem, E: Classify>(
 ) -> T {
     *this.committed = true;
     let policy = *this.policy;
-    match policy.get_idle() {
-        Some(idle) => this.polled.as_mut().arm(idle),
-        None => this.polled.as_mut().disarm(),
-    }
+    arm(this, policy.get_idle().map(|idle| (Limit::Idle, idle)));
     // The stream's first commit: a resumed attempt's is no first item.
     if *this.delivered == 0
         && let (Some(stats), Some(start)) = (policy.get_stats(), *this.attempt_start)
@@ -988,14 +1025,35 @@ fn expired<O, S, T, E: Classify>(
     {
         return Some(Limit::Deadline);
     }
-    if this.polled.as_mut().poll_timer(cx).is_ready() {
-        return Some(if *this.committed {
-            Limit::Idle
-        } else {
-            Limit::FirstItem
-        });
+    if this.armed.is_some() && this.polled.as_mut().poll_timer(cx).is_ready() {
+        return this.armed.map(|(limit, _)| limit);
     }
     None
+}
+
+/// How many items kept back (keepalives, repeats, a preamble) one poll
+/// reads before it looks at the timers and yields.
+const SPINS: u32 = 128;
+
+/// Arms the attempt's own timer as `wait` says, or disarms it.
+fn arm<O, S, T, E: Classify>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    wait: Option<(Limit, Duration)>,
+) {
+    *this.armed = wait;
+    match wait {
+        Some((_, after)) => this.polled.as_mut().arm(after),
+        None => this.polled.as_mut().disarm(),
+    }
+}
+
+/// After progress, the idle limit counts again from now.
+fn rearm_idle<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>) {
+    if std::mem::take(this.progressed)
+        && let Some(idle) = this.policy.get_idle()
+    {
+        arm(this, Some((Limit::Idle, idle)));
+    }
 }
 
 /// The attempt ran out of `limit`: it fails with `E::from(Elapsed)`.
@@ -1005,12 +1063,11 @@ fn stalled<O, S, T, E: Classify + From<Elapsed>>(
     limit: Limit,
 ) -> Option<Failure<E>> {
     let policy = *this.policy;
-    let length = match limit {
-        Limit::Deadline => policy.get_deadline(),
-        Limit::Idle => policy.get_idle(),
-        _ => policy.get_first_item(),
-    }
-    .unwrap_or_default();
+    let length = match (limit, *this.armed) {
+        (Limit::Deadline, _) => policy.get_deadline().unwrap_or_default(),
+        (_, Some((_, armed))) => armed,
+        (_, None) => Duration::ZERO,
+    };
     if let Some(stats) = policy.get_stats() {
         observe::stream_stall(stats, limit);
     }

@@ -91,11 +91,11 @@ impl StreamReturn {
 /// which is not).
 fn kept(bound: &TypeParamBound) -> bool {
     match bound {
-        TypeParamBound::Trait(bound) => !bound
+        TypeParamBound::Trait(bound) => bound
             .path
             .segments
             .last()
-            .is_some_and(|last| last.ident == "Unpin"),
+            .is_none_or(|last| last.ident != "Unpin"),
         TypeParamBound::Lifetime(_) | TypeParamBound::PreciseCapture(_) => false,
         _ => true,
     }
