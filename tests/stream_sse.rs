@@ -29,7 +29,7 @@ use tenacious::agent::{Observation, Status};
 use tenacious::sse::{SseError, SseEvent, SseItem, sse};
 use tenacious::stats::CallStats;
 use tenacious::stream::ResumePoint;
-use tenacious::{Classify, Elapsed, ErrorClass, Failure, Jitter, Limit, Policy, StopReason};
+use tenacious::{Classify, Elapsed, ErrorClass, Failure, Jitter, Limit, Policy, StopReason, retry};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -725,5 +725,94 @@ async fn a_cut_body_reads_as_the_body_error_s_variant_and_hint() {
         failure.to_string(),
         "gave up after 1 attempt (partial output) with 3 items delivered: transient Body"
     );
+    server.stop();
+}
+
+// ---------------------------------------------------------------------
+// The same over `#[retry]`: a fn that opens the stream, whose body reads
+// the resume point with `ResumePoint::current()`.
+
+impl Client {
+    /// One completion, as an agent builder writes it: the fn opens the
+    /// stream; `#[retry]` makes it the retried stream of its tokens.
+    #[retry(
+        max = 3,
+        base = "100ms",
+        jitter = "none",
+        first_item = "2s",
+        idle = "5s",
+        resume = true,
+        stats = "stream_sse: #[retry] chat"
+    )]
+    async fn chat(
+        &self,
+    ) -> Result<impl Stream<Item = Result<SseItem, ChatError>> + Send, ChatError> {
+        let resume = ResumePoint::current().expect("inside the opener");
+        self.open(&resume).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_fn_retries_a_stall_and_an_in_band_error_and_max_counts_every_attempt() {
+    // A stall before the first chunk, then an in-band overload before
+    // content, then 3 tokens and a cut, then the rest from the id.
+    let server = Server::start(|n, last| match n {
+        0 => Reply::events(silent_for_an_hour()),
+        1 => Reply::events(
+            stream::iter([Ok(Event::default().event("error").data(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            ))])
+            .boxed(),
+        ),
+        2 => Reply::events(then_cut(tokens(1, 3))),
+        _ => {
+            let after: u32 = last.map_or(0, |id| id.parse().expect("a numeric id"));
+            Reply::events(tokens(after + 1, 10))
+        }
+    })
+    .await;
+    let client = Client::new(&server);
+    // `max = 3` counts every attempt of the stream: a stall, an overload,
+    // then the third commits; resuming after its cut would take a fourth,
+    // which `max` refuses, so the stream ends with the 3 tokens it had.
+    let got = drain(client.chat()).await;
+
+    let failure = got
+        .failure
+        .as_ref()
+        .expect("the fourth attempt is over max");
+    assert_eq!(failure.stop_reason(), StopReason::Exhausted);
+    assert_eq!(failure.delivered(), 3);
+    assert_eq!(got.data(), toks(1..=3), "what came, once");
+    assert_eq!(server.connections(), 3);
+    let obs = Observation::from_failure("call_9", failure);
+    assert_eq!(
+        (obs.status, obs.delivered),
+        (Status::PartialOutput, Some(3))
+    );
+    server.stop();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_fn_resumes_from_the_last_event_id() {
+    let server = Server::start(|n, last| match n {
+        0 => Reply::events(then_cut(tokens(1, 3))),
+        _ => {
+            let after: u32 = last.map_or(0, |id| id.parse().expect("a numeric id"));
+            Reply::events(tokens(after + 1, 10))
+        }
+    })
+    .await;
+    let client = Client::new(&server);
+    let got = drain(client.chat()).await;
+
+    assert!(got.failure.is_none(), "{:?}", got.failure);
+    assert_eq!(got.data(), toks(1..=10));
+    assert_eq!(server.last_event_ids(), [None, Some("3".to_owned())]);
+    let stats = tenacious::stats::snapshot();
+    let chat = stats
+        .get("stream_sse: #[retry] chat")
+        .expect("the fn's record");
+    assert!(chat.resumes() >= 1);
     server.stop();
 }
