@@ -75,3 +75,16 @@ fn a_re_exported_crate_with_crate_path_compiles() {
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
 }
+
+/// A fn that opens a stream, in edition 2021, where an `impl Trait`
+/// captures no lifetime unless told: the retried stream still borrows
+/// `self` and the argument.
+#[test]
+fn a_stream_fn_compiles_and_runs_in_edition_2021() {
+    let output = cargo(&["run", "-p", "fixture-edition2021"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "streamed in edition 2021 after 2 opens\n"
+    );
+}

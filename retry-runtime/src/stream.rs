@@ -80,7 +80,7 @@
 //! assert_eq!(text.concat(), "Hello");
 //! # }
 //! ```
-use futures_core::Stream;
+pub use futures_core::Stream;
 use pin_project_lite::pin_project;
 use std::cell::RefCell;
 use std::collections::VecDeque;
