@@ -405,3 +405,36 @@ fn deprecated_variants_and_fields_are_classified() {
     let wait = Duration::from_secs(4);
     assert_eq!(Evolving::Limited { wait }.retry_after(), Some(wait));
 }
+
+/// An error that says the provider is overloaded and how many requests
+/// its window has left.
+#[derive(Debug)]
+struct Busy;
+
+impl Classify for Busy {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::Transient
+    }
+    fn signals(&self) -> tenacious::Signals {
+        tenacious::Signals::NONE.overloaded(true).remaining(0)
+    }
+}
+
+#[derive(Debug, Classify)]
+enum WrappedBusy {
+    #[classify(transparent)]
+    Provider(Busy),
+    #[classify(transient)]
+    Local,
+}
+
+/// `transparent` forwards `signals` too, so the guards (the breaker, the
+/// throttle) hear an overload through a wrapper; before, the derive left
+/// the trait's default, and a wrapped 529 said nothing of the provider.
+#[test]
+fn transparent_forwards_the_inner_error_s_signals() {
+    let signals = WrappedBusy::Provider(Busy).signals();
+    assert!(signals.is_overloaded());
+    assert_eq!(signals.get_remaining(), Some(0));
+    assert!(WrappedBusy::Local.signals().is_none());
+}

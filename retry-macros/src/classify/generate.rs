@@ -83,6 +83,26 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
                     }
                 }
             });
+        // What the inner error says about the provider (overloaded, its
+        // rate-limit window) is the guards' to hear through a wrapper too.
+        let signals = shape
+            .some_or(
+                cases,
+                &quote!(#private::Signals::NONE),
+                |case| match &case.answer {
+                    Answer::Own { .. } => None,
+                    Answer::Transparent(field) | Answer::Refused(field) => {
+                        Some(forward(&private, field, "signals"))
+                    }
+                },
+            )
+            .map(|body| {
+                quote! {
+                    fn signals(&self) -> #private::Signals {
+                        #body
+                    }
+                }
+            });
         let refused = refused(derive, &private, cases);
         quote! {
             fn classify(&self) -> #private::ErrorClass {
@@ -90,6 +110,7 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
             }
             #retry_after
             #hint
+            #signals
             fn variant(&self) -> &'static ::core::primitive::str {
                 #variant
             }
@@ -153,16 +174,24 @@ impl Shape {
         cases: &[Case<'_>],
         arm: impl Fn(&Case<'_>) -> Option<Arm>,
     ) -> Option<TokenStream> {
+        self.some_or(cases, &quote!(#private::Option::None), arm)
+    }
+
+    /// [`some`](Shape::some) with `default` for the cases without an arm.
+    fn some_or(
+        &self,
+        cases: &[Case<'_>],
+        default: &TokenStream,
+        arm: impl Fn(&Case<'_>) -> Option<Arm>,
+    ) -> Option<TokenStream> {
         let arms: Vec<Option<Arm>> = cases.iter().map(arm).collect();
         if arms.iter().all(Option::is_none) {
             return None;
         }
-        let arms = cases.iter().zip(arms).map(|(case, arm)| {
-            (
-                case,
-                arm.unwrap_or_else(|| Arm::plain(quote!(#private::Option::None))),
-            )
-        });
+        let arms = cases
+            .iter()
+            .zip(arms)
+            .map(|(case, arm)| (case, arm.unwrap_or_else(|| Arm::plain(default.clone()))));
         Some(self.dispatch(arms))
     }
 

@@ -3,8 +3,9 @@
 //! [`fallback`] stands in for it when there are errors.
 //!
 //! Decisions worth knowing:
-//! - `transparent` forwards all four methods, `variant()` included, so the
-//!   error distribution shows the inner error's variant (as thiserror's
+//! - `transparent` forwards every method, `variant()` and `signals()`
+//!   included, so the error distribution shows the inner error's variant
+//!   and the guards hear what it says of the provider (as thiserror's
 //!   `transparent` forwards `source` and `Display`).
 //! - `retry_after` is accepted only on `rate_limited` cases: the retry loop
 //!   reads the hint of no other class, so elsewhere it would be dead.

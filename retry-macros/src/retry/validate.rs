@@ -162,6 +162,20 @@ fn check_stream(
              open the stream in a plain `async fn` they call",
         );
     }
+    for (key, path) in [("when", &args.when), ("notify", &args.notify)] {
+        if let Some(path) = path {
+            errors.at(
+                path,
+                format_args!(
+                    "`{key}` is not supported on a fn that opens a stream yet: the retried \
+                     stream decides with the policy's classes alone and reports each retry \
+                     to the statistics (`tenacious::stats`) and, with the features, to \
+                     `tracing` and `metrics`; narrow the classes in `Classify`, or wrap \
+                     the opened stream (`inspect`) to see each attempt"
+                ),
+            );
+        }
+    }
     if let Some(timeout) = &args.timeout {
         errors.at(
             &timeout.key,
