@@ -20,13 +20,24 @@
 //! threshold is lifted for a function with a single caller), unlike in
 //! `overhead`, where the same fns are called from criterion's groups and
 //! from the paired comparison.
+//!
+//! The `stream` variants read one stream of `TENACIOUS_CALLS` items, so
+//! the script's figure for them is instructions per item: the `stream`
+//! bench's source (`stream::iter(0..n).map(Ok)`, always ready) read raw
+//! (`stream-raw`), through `Policy::stream` with the defaults (`stream`),
+//! with `first_item`, `idle` and `deadline` set (`stream-timers`), and, for
+//! items with ids, raw (`stream-raw-ids`) and with `resume(true)`
+//! (`stream-resume`), each summed in a loop of `next().await`.
 use std::cell::Cell;
 use std::future::Future;
 use std::hint::black_box;
+use std::pin::pin;
 use std::time::Duration;
 
 use backon::{BlockingRetryable, Retryable};
-use tenacious::retry;
+use futures_util::stream::{self, Stream, StreamExt};
+use tenacious::stream::StreamItem;
+use tenacious::{Elapsed, Policy, retry};
 use tokio_retry2::Retry;
 use tokio_retry2::strategy::{ExponentialFactorBackoff, FixedInterval};
 
@@ -81,7 +92,79 @@ fn run_sync<T>(calls: u64, mut call: impl FnMut() -> T) {
     }
 }
 
-const VARIANTS: [&str; 18] = [
+// The `stream` variants (see the `stream` bench, whose arms these are).
+
+impl From<Elapsed> for ToolError {
+    fn from(_: Elapsed) -> Self {
+        ToolError::Timeout
+    }
+}
+
+const STREAM_TIMERS: Policy = Policy::new()
+    .first_item(Duration::from_secs(30))
+    .idle(Duration::from_secs(30))
+    .deadline(Duration::from_secs(600));
+
+const STREAM_RESUME: Policy = Policy::new().resume(true);
+
+/// Static ids of equal length: the source allocates none.
+const IDS: [&str; 16] = [
+    "evt-00", "evt-01", "evt-02", "evt-03", "evt-04", "evt-05", "evt-06", "evt-07", "evt-08",
+    "evt-09", "evt-10", "evt-11", "evt-12", "evt-13", "evt-14", "evt-15",
+];
+
+/// An item with an id, as an SSE event has.
+struct Event(u64);
+
+impl StreamItem for Event {
+    #[allow(clippy::cast_possible_truncation)]
+    fn id(&self) -> Option<&str> {
+        Some(IDS[self.0 as usize % IDS.len()])
+    }
+}
+
+impl From<Event> for u64 {
+    fn from(event: Event) -> Self {
+        event.0
+    }
+}
+
+/// `items` numbers, always ready.
+fn numbers(items: u64) -> impl Stream<Item = Result<u64, ToolError>> + Unpin {
+    stream::iter(0..items).map(Ok)
+}
+
+/// [`numbers`], as items with ids.
+fn events(items: u64) -> impl Stream<Item = Result<Event, ToolError>> + Unpin {
+    stream::iter(0..items).map(|n| Ok(Event(n)))
+}
+
+/// Reads one stream, `open`ed on a current-thread runtime, to its end,
+/// summing its items.
+fn run_stream<S, T, X>(open: impl FnOnce() -> S)
+where
+    S: Stream<Item = Result<T, X>>,
+    T: Into<u64>,
+    X: std::fmt::Debug,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime");
+    rt.block_on(async {
+        let mut stream = pin!(open());
+        let mut sum = 0_u64;
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(item) => sum = sum.wrapping_add(black_box(item.into())),
+                Err(error) => panic!("the source sends no error: {error:?}"),
+            }
+        }
+        black_box(sum);
+    });
+}
+
+const VARIANTS: [&str; 23] = [
     "plain",
     "retry",
     "retry-unrecorded",
@@ -100,6 +183,11 @@ const VARIANTS: [&str; 18] = [
     "loop-two-sync",
     "policy-two-sync",
     "backon-two-sync",
+    "stream-raw",
+    "stream",
+    "stream-timers",
+    "stream-raw-ids",
+    "stream-resume",
 ];
 
 fn main() {
@@ -208,6 +296,17 @@ fn main() {
                 .retry(backon_two(Duration::ZERO))
                 .when(retryable)
                 .call()
+        }),
+        "stream-raw" => run_stream(|| numbers(black_box(calls))),
+        "stream" => {
+            run_stream(|| POLICY.stream(move |_| std::future::ready(Ok(numbers(black_box(calls))))))
+        }
+        "stream-timers" => run_stream(|| {
+            STREAM_TIMERS.stream(move |_| std::future::ready(Ok(numbers(black_box(calls)))))
+        }),
+        "stream-raw-ids" => run_stream(|| events(black_box(calls))),
+        "stream-resume" => run_stream(|| {
+            STREAM_RESUME.stream(move |_| std::future::ready(Ok(events(black_box(calls)))))
         }),
         other => panic!("TENACIOUS_VARIANT: no variant {other:?}; one of {VARIANTS:?}"),
     }

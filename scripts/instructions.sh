@@ -11,6 +11,11 @@
 # from the first row of the same kind: the plain call for the happy path,
 # the loop written by hand for the two retries (`-two`), async or sync.
 #
+# The `stream` variants read one stream of CALLS items (then 2 x CALLS):
+# their figure is instructions per item, the last column the difference
+# from the same source read raw (`stream-raw`; `stream-raw-ids` for
+# `stream-resume`, whose items have ids): the wrapper's cost per item.
+#
 # Usage: scripts/instructions.sh [VARIANT ...]   (default: all of them)
 # Environment: CALLS (10000). Needs valgrind.
 set -euo pipefail
@@ -28,7 +33,8 @@ if [ ${#variants[@]} -eq 0 ]; then
   variants=(plain retry retry-unrecorded policy backon tokio-retry2
     plain-sync retry-sync retry-unrecorded-sync policy-sync backon-sync
     loop-two policy-two backon-two tokio-retry2-two
-    loop-two-sync policy-two-sync backon-two-sync)
+    loop-two-sync policy-two-sync backon-two-sync
+    stream-raw stream stream-timers stream-raw-ids stream-resume)
 fi
 
 # Total instructions of a run of variant $1 making $2 calls.
@@ -50,12 +56,14 @@ for variant in "${variants[@]}"; do
   TENACIOUS_VARIANT=$variant TENACIOUS_CALLS=1 "$bin" > /dev/null
 done
 
-printf '| variant | instructions per call | over the first of its kind |\n|---|---:|---:|\n'
+printf '| variant | instructions per call (per item: stream*) | over the first of its kind |\n|---|---:|---:|\n'
 # The first row of each kind, what the others are compared with; measured
 # once, when first needed (so `instructions.sh retry` counts `plain` too).
 declare -A first=()
 for variant in "${variants[@]}"; do
   case $variant in
+    stream-raw-ids | stream-resume) base_variant=stream-raw-ids ;;
+    stream*) base_variant=stream-raw ;;
     *-two-sync) base_variant=loop-two-sync ;;
     *-two) base_variant=loop-two ;;
     *-sync) base_variant=plain-sync ;;
