@@ -250,7 +250,12 @@ impl<'p, E: Classify> Polled<'p, E> {
     /// reset on each item.
     pub fn arm(self: Pin<&mut Self>, after: Duration) {
         let mut this = self.project();
-        let at = Instant::now() + after;
+        // A limit past what the clock can hold: 30 years, tokio's own
+        // "far future".
+        let now = Instant::now();
+        let at = now
+            .checked_add(after)
+            .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 86_400));
         match this.timer.as_mut().as_pin_mut() {
             Some(timer) => timer.reset(at),
             None => this.timer.set(Some(tokio::time::sleep_until(at))),

@@ -823,6 +823,7 @@ where
                             // the thread.
                             spins += 1;
                             if spins == SPINS {
+                                spins = 0;
                                 rearm_idle(&mut this);
                                 if let Some(limit) = expired(&mut this, cx) {
                                     if let Some(end) = stalled(&mut this, limit) {
@@ -883,9 +884,10 @@ fn start_attempt<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>)
         && let Some(deadline) = policy.get_deadline()
     {
         let (start, _) = this.polled.as_mut().engine_mut().clock_start();
-        this.deadline.set(Some(tokio::time::sleep_until(
-            Instant::from_std(start) + deadline,
-        )));
+        // A deadline past what the clock can hold is no deadline.
+        if let Some(at) = Instant::from_std(start).checked_add(deadline) {
+            this.deadline.set(Some(tokio::time::sleep_until(at)));
+        }
     }
     // Until its first content item: `first_item`; a resumed attempt
     // without one is already past the stream's first item, so `idle`.

@@ -348,3 +348,17 @@ async fn a_stream_dropped_after_content_counts_as_a_success() {
     assert_eq!((stats.calls(), stats.recovered()), (1, 1));
     assert_eq!(BUDGET.balance(), 100);
 }
+
+#[tokio::test(start_paused = true)]
+async fn limits_past_what_the_clock_holds_never_panic() {
+    let policy = fixed(2)
+        .first_item(Duration::MAX)
+        .idle(Duration::MAX)
+        .deadline(Duration::MAX);
+    let out: Vec<_> = policy
+        .stream(|_: &ResumePoint| async { Ok(items(&[token("a"), token("b")])) })
+        .collect()
+        .await;
+    assert_eq!(out.len(), 2);
+    assert!(out.iter().all(Result::is_ok));
+}
