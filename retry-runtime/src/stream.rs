@@ -568,6 +568,10 @@ pin_project! {
         // Polls of the source, wrapping: every 256th looks at the deadline
         // while a source is always ready.
         ticks: u8,
+        // When the deadline passes: compared with the clock on those
+        // polls (its timer fires only when the runtime gets control back,
+        // which a task that is always ready never gives it).
+        deadline_at: Option<Instant>,
         // The attempt's own timer, and how long it was armed for.
         armed: Option<(Limit, Duration)>,
         delivered: u64,
@@ -690,6 +694,7 @@ where
             skip: Skip::Off,
             has_last: false,
             ticks: 0,
+            deadline_at: None,
             armed: None,
             delivered: 0,
             attempt_start: None,
@@ -737,7 +742,76 @@ where
 {
     type Item = Result<T, Failure<E>>;
 
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+    #[inline]
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        // The steady state (committed, reading, nothing held back, no
+        // repeats to drop) in a function small enough to inline into the
+        // consumer's loop: the slow path's helpers take the whole
+        // projection by reference, which makes the compiler build all of
+        // it, every field's address, in each function that calls them
+        // (`scripts/instructions.sh stream`: 118 instructions per item
+        // without this path).
+        let mut this = self.as_mut().project();
+        if *this.phase == Phase::Reading
+            && *this.committed
+            && !*this.flushing
+            && *this.skip == Skip::Off
+        {
+            if this.deadline.is_some() {
+                *this.ticks = this.ticks.wrapping_add(1);
+                if *this.ticks == 0 {
+                    return self.poll_slow(cx, Entry::Tick);
+                }
+            }
+            let Some(mut source) = this.source.as_mut().as_pin_mut() else {
+                unreachable!("a source is read once opened")
+            };
+            let mut spins = 0;
+            loop {
+                match source.as_mut().poll_next(cx) {
+                    Poll::Ready(Some(Ok(item))) if item.kind() == ItemKind::Keepalive => {
+                        spins += 1;
+                        if spins == SPINS {
+                            return self.poll_slow(cx, Entry::Fresh);
+                        }
+                    }
+                    Poll::Ready(Some(Ok(item))) => {
+                        return Poll::Ready(Some(Ok(deliver(&mut this, item))));
+                    }
+                    polled => return self.poll_slow(cx, Entry::Polled(polled)),
+                }
+            }
+        }
+        self.poll_slow(cx, Entry::Fresh)
+    }
+}
+
+/// How [`RetriedStream::poll_slow`] is entered from `poll_next`'s fast
+/// path.
+enum Entry<P> {
+    /// Nothing read yet.
+    Fresh,
+    /// What the source gave the fast path.
+    Polled(P),
+    /// The fast path counted the 256th poll: the deadline is looked at.
+    Tick,
+}
+
+impl<O, S, T, E> RetriedStream<'_, O, S, T, E>
+where
+    O: Open<E, Source = S>,
+    S: Stream<Item = Result<T, E>>,
+    T: StreamItem,
+    E: Classify + From<Elapsed>,
+{
+    /// `poll_next` past its steady state: every phase, timer and kind of
+    /// item.
+    #[inline(never)]
+    fn poll_slow(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        mut entry: Entry<Poll<Option<Result<T, E>>>>,
+    ) -> Poll<Option<Result<T, Failure<E>>>> {
         let mut this = self.project();
         // Items kept back in this poll.
         let mut spins = 0;
@@ -796,23 +870,30 @@ where
                     }
                 }
                 Phase::Reading => {
-                    if this.deadline.is_some() {
-                        // A source always ready never returns `Pending`,
-                        // where the deadline is looked at: every 256th
-                        // poll looks at it too.
-                        *this.ticks = this.ticks.wrapping_add(1);
-                        if *this.ticks == 0
-                            && let Some(deadline) = this.deadline.as_mut().as_pin_mut()
-                            && deadline.poll(cx).is_ready()
-                            && let Some(end) = stalled(&mut this, Limit::Deadline)
-                        {
-                            return Poll::Ready(Some(Err(end)));
+                    let polled = match std::mem::replace(&mut entry, Entry::Fresh) {
+                        Entry::Polled(polled) => polled,
+                        fresh_or_tick => {
+                            if this.deadline.is_some() {
+                                // A source always ready never returns
+                                // `Pending`, where the deadline is looked
+                                // at: every 256th poll looks at it too.
+                                if matches!(fresh_or_tick, Entry::Fresh) {
+                                    *this.ticks = this.ticks.wrapping_add(1);
+                                }
+                                if *this.ticks == 0
+                                    && this.deadline_at.is_some_and(|at| Instant::now() >= at)
+                                    && let Some(end) = stalled(&mut this, Limit::Deadline)
+                                {
+                                    return Poll::Ready(Some(Err(end)));
+                                }
+                            }
+                            let Some(source) = this.source.as_mut().as_pin_mut() else {
+                                unreachable!("a source is read once opened")
+                            };
+                            source.poll_next(cx)
                         }
-                    }
-                    let Some(source) = this.source.as_mut().as_pin_mut() else {
-                        unreachable!("a source is read once opened")
                     };
-                    match source.poll_next(cx) {
+                    match polled {
                         Poll::Ready(Some(Ok(item))) => {
                             if let Some(item) = arrived(&mut this, item) {
                                 return Poll::Ready(Some(Ok(item)));
@@ -887,6 +968,7 @@ fn start_attempt<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>)
         // A deadline past what the clock can hold is no deadline.
         if let Some(at) = Instant::from_std(start).checked_add(deadline) {
             this.deadline.set(Some(tokio::time::sleep_until(at)));
+            *this.deadline_at = Some(at);
         }
     }
     // Until its first content item: `first_item`; a resumed attempt
@@ -971,7 +1053,9 @@ fn commit<O, S, T: StreamItem, E: Classify>(
 }
 
 /// Hands `item` to the consumer: counts it and, with resume, keeps its id.
-#[inline]
+/// Always inlined: a call would take the whole projection's address, which
+/// makes the caller build every field's (see `poll_next`).
+#[inline(always)]
 fn deliver<O, S, T: StreamItem, E: Classify>(
     this: &mut Projected<'_, '_, O, S, T, E>,
     item: T,
@@ -981,14 +1065,20 @@ fn deliver<O, S, T: StreamItem, E: Classify>(
     if this.policy.get_resume()
         && let Some(id) = item.id()
     {
-        if this.first_id.is_none() {
-            *this.first_id = Some(id.to_owned());
-        }
-        this.last_id.clear();
-        this.last_id.push_str(id);
-        *this.has_last = true;
+        keep_id(this.first_id, this.last_id, this.has_last, id);
     }
     item
+}
+
+/// With resume: `id` is the last delivered (and the first, if none was).
+#[inline]
+fn keep_id(first_id: &mut Option<String>, last_id: &mut String, has_last: &mut bool, id: &str) {
+    if first_id.is_none() {
+        *first_id = Some(id.to_owned());
+    }
+    last_id.clear();
+    last_id.push_str(id);
+    *has_last = true;
 }
 
 /// Whether a resumed attempt's `item` is one the consumer has.

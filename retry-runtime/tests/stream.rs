@@ -362,3 +362,27 @@ async fn limits_past_what_the_clock_holds_never_panic() {
     assert_eq!(out.len(), 2);
     assert!(out.iter().all(Result::is_ok));
 }
+
+/// A source always ready with content never returns `Pending`, where the
+/// timers are looked at: the deadline still ends it (looked at every 256
+/// polls). Real time: a paused clock does not advance while the task is
+/// never idle; the assertion is on the outcome only.
+#[tokio::test]
+async fn the_deadline_ends_a_source_that_is_always_ready() {
+    let policy = fixed(1).deadline(Duration::from_millis(20));
+    let stream = policy.stream(|_: &ResumePoint| async {
+        Ok::<_, Fault>(stream::repeat_with(|| token("t")).boxed())
+    });
+    let mut stream = std::pin::pin!(stream);
+    let mut delivered = 0_u64;
+    let failure = loop {
+        match stream.next().await {
+            Some(Ok(_)) => delivered += 1,
+            Some(Err(failure)) => break failure,
+            None => panic!("an endless source ended"),
+        }
+    };
+    assert_eq!(failure.stop_reason(), StopReason::Deadline);
+    assert_eq!(failure.delivered(), delivered);
+    assert!(stream.next().await.is_none());
+}
