@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use metrics_util::MetricKind;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
-use tenacious::__private::__stream_hooks_for_tests as stream;
 use tenacious::stats::{self, CallStats};
 use tenacious::{Classify, ErrorClass, Limit, Policy, StopReason, retry};
 
@@ -283,21 +282,24 @@ fn a_guard_reports_its_waits_and_changes_labelled_with_its_name() {
     assert_eq!((quota.waits, quota.changes), (1, 1));
 }
 
-/// What a retried stream reports, through the hooks its wrapper calls.
+#[path = "support/streams.rs"]
+mod streams;
+
+/// What retried streams report: one that meets every timer once, one cut
+/// after its first item.
 #[test]
 fn a_stream_reports_its_first_item_stalls_resumes_and_partial_failures() {
     static CHAT: CallStats = CallStats::new("chat");
     let (_, metrics) = recorded(|| {
-        stream::stream_stall(&CHAT, Limit::FirstItem);
-        stream::stream_first_item(&CHAT, Duration::from_millis(1_250));
-        stream::stream_first_item(&CHAT, Duration::from_millis(500));
-        stream::stream_stall(&CHAT, Limit::Idle);
-        stream::stream_stall(&CHAT, Limit::Idle);
-        stream::stream_resume(&CHAT, 17);
-        stream::stream_stall(&CHAT, Limit::Deadline);
-        stream::stream_partial(&CHAT, 23, StopReason::Deadline);
-        stream::stream_partial(&CHAT, 4, StopReason::PartialOutput);
+        streams::every_timer_once(&CHAT);
+        streams::cut_after_one(&CHAT);
     });
+    // The streams' own metrics; their attempts, retries and give-ups have
+    // theirs.
+    let metrics: BTreeMap<String, Value> = metrics
+        .into_iter()
+        .filter(|(key, _)| key.starts_with("tenacious_stream_"))
+        .collect();
     let expected: BTreeMap<String, Value> = [
         (
             "tenacious_stream_first_item_seconds{fn=chat}",

@@ -160,8 +160,6 @@ pub mod __private {
         step_failure_held, step_held, timed_out,
     };
     pub use crate::hooks::{NotifyFn, RetryResult, WhenFn, always, ignore};
-    // The stream wrapper's statistics hooks, for the feature tests.
-    pub use crate::observe::for_tests as __stream_hooks_for_tests;
     pub use crate::pace::{pace, pace_blocking};
     pub use crate::polled::Polled;
     pub use crate::stats::CallStats;

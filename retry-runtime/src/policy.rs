@@ -318,8 +318,9 @@ impl Policy {
     }
 
     /// For a retried stream: the longest time the stream may go without
-    /// progress once it has committed (after its first content item).
-    /// Default: none.
+    /// progress once it has committed (after its first content item), a
+    /// resumed attempt's wait for its first new item included when
+    /// [`first_item`](Policy::first_item) is not set. Default: none.
     ///
     /// Progress is any item but a keepalive; a keepalive (an SSE comment,
     /// a `ping` event) shows the connection is alive, not that the answer

@@ -37,7 +37,8 @@
 //! Three timers bound a stream: `first_item` from the start of each
 //! attempt to its first content item, `idle` between items once
 //! committed (counted while the stream waits on its source, not while the
-//! consumer handles an item), and the policy's
+//! consumer handles an item; without `first_item`, it bounds a resumed
+//! attempt's wait for its first new item too), and the policy's
 //! [`deadline`](Policy::deadline) over the whole stream, retries and
 //! backoff included. A stream that runs out of one fails with
 //! `E::from(Elapsed)` (see [`Elapsed::which`]); at the deadline it stops,

@@ -139,38 +139,6 @@ pub(crate) fn stream_partial(stats: &'static CallStats, delivered: u64, reason: 
     let _ = reason;
 }
 
-/// The stream hooks above, callable from outside the crate, so the tests
-/// of the `tracing` events and the `metrics` (which see the crate as users
-/// do) can report what a retried stream would. Reached as
-/// `__private::__stream_hooks_for_tests`; not an API.
-#[doc(hidden)]
-pub mod for_tests {
-    use std::time::Duration;
-
-    use crate::stats::CallStats;
-    use crate::{Limit, StopReason};
-
-    /// As if a stream committed `after` the start of its attempt.
-    pub fn stream_first_item(stats: &'static CallStats, after: Duration) {
-        super::stream_first_item(stats, after);
-    }
-
-    /// As if a stream's timer `limit` ran out.
-    pub fn stream_stall(stats: &'static CallStats, limit: Limit) {
-        super::stream_stall(stats, limit);
-    }
-
-    /// As if a stream resumed after delivering `delivered` items.
-    pub fn stream_resume(stats: &'static CallStats, delivered: u64) {
-        super::stream_resume(stats, delivered);
-    }
-
-    /// As if a stream failed after delivering `delivered` items.
-    pub fn stream_partial(stats: &'static CallStats, delivered: u64, reason: StopReason) {
-        super::stream_partial(stats, delivered, reason);
-    }
-}
-
 /// Whether a call under `policy` should read the clock when it starts,
 /// so its events' `elapsed_ms` counts from there: only when someone
 /// listens to them.
