@@ -133,6 +133,24 @@ pub trait Classify {
         crate::Signals::NONE
     }
 
+    /// Whether the error proves the request never reached the server: the
+    /// connection was refused, the name did not resolve, the TLS handshake
+    /// failed, a guard refused the call — nothing was sent, so even a call
+    /// that is not idempotent may be made again. Read only by a policy with
+    /// [`idempotent(false)`](crate::Policy::idempotent), which retries no
+    /// other error. Default: `false` (the request may have been applied).
+    ///
+    /// ```
+    /// use std::io;
+    /// use tenacious::Classify;
+    ///
+    /// assert!(io::Error::from(io::ErrorKind::ConnectionRefused).not_sent());
+    /// assert!(!io::Error::from(io::ErrorKind::ConnectionReset).not_sent());
+    /// ```
+    fn not_sent(&self) -> bool {
+        false
+    }
+
     /// How to make this error from a guard's refusal of a call's first
     /// attempt, when there is no attempt's error to return (see
     /// [`Refused`](crate::Refused)): `Some(make)` and the call returns
@@ -192,6 +210,9 @@ macro_rules! forward_classify {
             fn signals(&self) -> crate::Signals {
                 (**self).signals()
             }
+            fn not_sent(&self) -> bool {
+                (**self).not_sent()
+            }
         }
     )*};
 }
@@ -215,6 +236,23 @@ impl Classify for io::ErrorKind {
     fn variant(&self) -> &'static str {
         io_kind_name(*self)
     }
+    fn not_sent(&self) -> bool {
+        io_kind_not_sent(*self)
+    }
+}
+
+/// The kinds that say a connection was never made, so nothing was sent:
+/// refused, no route, no network, no address to send from.
+fn io_kind_not_sent(kind: io::ErrorKind) -> bool {
+    use io::ErrorKind as K;
+    matches!(
+        kind,
+        K::ConnectionRefused
+            | K::HostUnreachable
+            | K::NetworkUnreachable
+            | K::NetworkDown
+            | K::AddrNotAvailable
+    )
 }
 
 /// Classifies an I/O error by its [`kind()`](io::Error::kind).
@@ -250,6 +288,11 @@ impl Classify for io::Error {
     }
     fn variant(&self) -> &'static str {
         io_kind_name(self.kind())
+    }
+    /// `ConnectionRefused`, `HostUnreachable`, `NetworkUnreachable`,
+    /// `NetworkDown` and `AddrNotAvailable`: no connection was made.
+    fn not_sent(&self) -> bool {
+        io_kind_not_sent(self.kind())
     }
 }
 

@@ -160,7 +160,9 @@ impl<'p> Engine<'p> {
     /// On an error, in this order:
     /// 1. its class is not in the policy's `on`, or `when` returns false
     ///    (`when` is asked only about classes in `on`): stop,
-    ///    [`StopReason::NotRetryable`];
+    ///    [`StopReason::NotRetryable`]; the call is not idempotent and the
+    ///    error does not prove nothing was sent
+    ///    ([`Classify::not_sent`]): stop, [`StopReason::NotIdempotent`];
     /// 2. `max` attempts were made: stop, [`StopReason::Exhausted`] (or
     ///    [`StopReason::Nested`] for a nested call held to one attempt);
     /// 3. it carries a server hint (`retry_after()`, honoured for any retried
@@ -432,6 +434,9 @@ impl<'p> Engine<'p> {
         let policy = self.policy;
         if !policy.get_on().contains(class) || !when.call(error) {
             return Plan::Stop(StopReason::NotRetryable);
+        }
+        if !policy.get_idempotent() && !error.not_sent() {
+            return Plan::Stop(StopReason::NotIdempotent);
         }
         if self.attempts >= self.max() {
             return Plan::Stop(if self.has(NESTED_ONCE) && policy.get_max() > 1 {

@@ -197,6 +197,9 @@ impl<E: Classify> Classify for Failure<E> {
     fn signals(&self) -> crate::Signals {
         self.last.signals()
     }
+    fn not_sent(&self) -> bool {
+        self.last.not_sent()
+    }
     /// When `E` can be made from a refusal: a failure with no attempts,
     /// stopped for the refusal's reason, whose last error is `E`'s.
     fn refused() -> Option<fn(crate::Refused) -> Self> {

@@ -67,6 +67,8 @@ pub struct Policy {
     idle: Option<u64>,
     /// A retried stream reconnects after it has delivered items.
     resume: bool,
+    /// `false`: only errors that prove nothing was sent are retried.
+    idempotent: bool,
     breaker: Option<ByAddress<Breaker>>,
     cooldown: Option<ByAddress<Cooldown>>,
     throttle: Option<ByAddress<Throttle>>,
@@ -94,6 +96,7 @@ impl Policy {
         first_item: None,
         idle: None,
         resume: false,
+        idempotent: true,
         breaker: None,
         cooldown: None,
         throttle: None,
@@ -365,6 +368,44 @@ impl Policy {
     #[must_use]
     pub const fn resume(self, resume: bool) -> Self {
         Self { resume, ..self }
+    }
+
+    /// Whether the call may be made twice with the same effect. Default:
+    /// `true`.
+    ///
+    /// `false` — a payment, an email, a write without an idempotency key
+    /// the server honours — retries only an error that proves the request
+    /// never reached the server ([`Classify::not_sent`](crate::Classify::not_sent):
+    /// a refused connection, a failed DNS lookup or TLS handshake, a
+    /// guard's refusal); any other error, a reset after the request was
+    /// written, a timeout, a 503, stops the call with
+    /// [`StopReason::NotIdempotent`](crate::StopReason::NotIdempotent): it
+    /// may have been applied.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tenacious::{Policy, StopReason};
+    ///
+    /// let policy = Policy::new().idempotent(false).base(Duration::ZERO);
+    /// let reset = policy
+    ///     .retry_blocking_failure(|| Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset)))
+    ///     .unwrap_err();
+    /// assert_eq!((reset.stop_reason(), reset.attempts().len()), (StopReason::NotIdempotent, 1));
+    /// let refused = policy
+    ///     .retry_blocking_failure(|| Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionRefused)))
+    ///     .unwrap_err();
+    /// assert_eq!((refused.stop_reason(), refused.attempts().len()), (StopReason::Exhausted, 3));
+    /// ```
+    #[must_use]
+    pub const fn idempotent(self, idempotent: bool) -> Self {
+        Self { idempotent, ..self }
+    }
+
+    /// Whether the call may be made twice with the same effect.
+    #[must_use]
+    pub const fn get_idempotent(&self) -> bool {
+        self.idempotent
     }
 
     /// The stream's time to its first content item, if any.

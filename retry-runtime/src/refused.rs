@@ -71,6 +71,11 @@ impl Classify for Refused {
         "Refused"
     }
 
+    /// A refused call sent nothing.
+    fn not_sent(&self) -> bool {
+        true
+    }
+
     fn refused() -> Option<fn(Refused) -> Self> {
         Some(|refused| refused)
     }

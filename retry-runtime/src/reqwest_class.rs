@@ -53,6 +53,12 @@ impl Classify for reqwest::Error {
         }
     }
 
+    /// A connect error (DNS, TCP, TLS, or a connect timeout): no byte of
+    /// the request was sent. Any other error came after it may have been.
+    fn not_sent(&self) -> bool {
+        self.is_connect()
+    }
+
     fn hint(&self) -> Option<Cow<'static, str>> {
         let hint = if self.is_timeout() {
             "the request timed out; trying again may succeed"

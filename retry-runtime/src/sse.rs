@@ -125,6 +125,13 @@ impl<E: Classify> Classify for SseError<E> {
         }
     }
 
+    fn not_sent(&self) -> bool {
+        match self {
+            Self::Body(error) => error.not_sent(),
+            Self::TooLong { .. } => false,
+        }
+    }
+
     fn retry_after(&self) -> Option<Duration> {
         match self {
             Self::Body(error) => error.retry_after(),

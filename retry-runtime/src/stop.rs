@@ -44,11 +44,16 @@ pub enum StopReason {
     /// it ended with the error ([`Failure::delivered`](crate::Failure::delivered)
     /// counts the items).
     PartialOutput,
+    /// The call is not idempotent ([`Policy::idempotent`](crate::Policy::idempotent)
+    /// is `false`) and its error does not prove the request never reached
+    /// the server ([`Classify::not_sent`](crate::Classify::not_sent)): it
+    /// may have been applied, and a retry could apply it twice.
+    NotIdempotent,
 }
 
 impl StopReason {
     /// Every reason, in declaration order.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Exhausted,
         Self::NotRetryable,
         Self::HintTooLong,
@@ -59,13 +64,14 @@ impl StopReason {
         Self::Cooldown,
         Self::CircuitOpen,
         Self::PartialOutput,
+        Self::NotIdempotent,
     ];
 
     /// The reason as one snake_case word, as the `reason` of the tracing
     /// events and of the `tenacious_gave_up_total` metric spell it:
     /// `"exhausted"`, `"not_retryable"`, `"hint_too_long"`, `"deadline"`,
-    /// `"budget"`, `"nested"`, `"guard"`, `"cooldown"`, `"circuit_open"` or
-    /// `"partial_output"`.
+    /// `"budget"`, `"nested"`, `"guard"`, `"cooldown"`, `"circuit_open"`,
+    /// `"partial_output"` or `"not_idempotent"`.
     ///
     /// ```
     /// use tenacious::StopReason;
@@ -85,6 +91,7 @@ impl StopReason {
             Self::Cooldown => "cooldown",
             Self::CircuitOpen => "circuit_open",
             Self::PartialOutput => "partial_output",
+            Self::NotIdempotent => "not_idempotent",
         }
     }
 
@@ -101,12 +108,13 @@ impl StopReason {
             Self::Cooldown => 7,
             Self::CircuitOpen => 8,
             Self::PartialOutput => 9,
+            Self::NotIdempotent => 10,
         }
     }
 
     /// A short lowercase phrase: `"exhausted"`, `"not retryable"`, `"hint
     /// too long"`, `"deadline"`, `"budget"`, `"nested"`, `"guard"`, `"cooldown"`,
-    /// `"circuit open"` or `"partial output"`.
+    /// `"circuit open"`, `"partial output"` or `"not idempotent"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -120,6 +128,7 @@ impl StopReason {
             Self::Cooldown => "cooldown",
             Self::CircuitOpen => "circuit open",
             Self::PartialOutput => "partial output",
+            Self::NotIdempotent => "not idempotent",
         }
     }
 }
@@ -149,7 +158,8 @@ mod tests {
                 "guard",
                 "cooldown",
                 "circuit open",
-                "partial output"
+                "partial output",
+                "not idempotent"
             ]
         );
     }

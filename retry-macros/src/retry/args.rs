@@ -87,6 +87,11 @@ const KEYS: &[Key] = &[
         read: |args, key, value, errors| args.resume = flag(key, &value, errors),
     },
     Key {
+        name: "idempotent",
+        example: "idempotent = false",
+        read: |args, key, value, errors| args.idempotent = flag(key, &value, errors),
+    },
+    Key {
         name: "budget",
         example: "budget = RETRY_BUDGET",
         read: |args, _, value, errors| {
@@ -390,6 +395,8 @@ pub(super) struct Args {
     pub(super) idle: Option<DurationArg>,
     /// `resume = true|false`, with its key.
     pub(super) resume: Option<(Ident, bool)>,
+    /// `idempotent = true|false`, with its key.
+    pub(super) idempotent: Option<(Ident, bool)>,
     pub(super) budget: Option<ExprPath>,
     /// `breaker = PATH`: a `static Breaker`.
     pub(super) breaker: Option<ExprPath>,

@@ -468,6 +468,9 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
     if let Some((_, true)) = args.resume {
         policy.extend(quote!(.resume(true)));
     }
+    if let Some((_, false)) = args.idempotent {
+        policy.extend(quote!(.idempotent(false)));
+    }
     // Each shared `static` on its path: a path that is not a `static` of
     // the builder's type (`RetryBudget`, `Breaker`, ...; for `guard`, one
     // implementing `Guard`) is a type error there.

@@ -19,6 +19,7 @@ use crate::{Classify, ErrorClass, Failure, StopReason};
 /// | `fatal` | `"escalate"` | stop and tell the user: a human must fix it |
 /// | [`StopReason::Cooldown`] | `"wait_and_retry"` | the provider asked every caller to wait: wait, then call again |
 /// | [`StopReason::CircuitOpen`] | `"switch_direction"` | the provider is failing: take another route (another tool or provider), do not call it again now |
+/// | [`StopReason::NotIdempotent`] | `"verify_first"` | the request may have been applied: check whether it took effect before calling again |
 /// | a stream that had delivered items ([`StopReason::PartialOutput`], or any failure with [`Failure::delivered`] above 0) | `"partial_output"` | part of the answer already reached the user: do not call again to repeat it; continue from where it stopped, or say it was cut off |
 ///
 /// ```
@@ -51,6 +52,10 @@ pub enum Status {
     /// again would repeat it. Continue from where it stopped (ask for the
     /// rest), or tell the user the answer was cut off.
     PartialOutput,
+    /// A call that is not idempotent failed after its request may have
+    /// reached the server: check whether it took effect (the order exists,
+    /// the email went) before calling again.
+    VerifyFirst,
 }
 
 impl Status {
@@ -69,20 +74,22 @@ impl Status {
     /// of `class` (the table on [`Status`]): `SwitchDirection` for
     /// [`StopReason::CircuitOpen`], `WaitAndRetry` for
     /// [`StopReason::Cooldown`], `PartialOutput` for
-    /// [`StopReason::PartialOutput`], else as [`for_class`](Status::for_class).
+    /// [`StopReason::PartialOutput`], `VerifyFirst` for
+    /// [`StopReason::NotIdempotent`], else as [`for_class`](Status::for_class).
     #[must_use]
     pub const fn for_stop(reason: StopReason, class: ErrorClass) -> Self {
         match reason {
             StopReason::CircuitOpen => Self::SwitchDirection,
             StopReason::Cooldown => Self::WaitAndRetry,
             StopReason::PartialOutput => Self::PartialOutput,
+            StopReason::NotIdempotent => Self::VerifyFirst,
             _ => Self::for_class(class),
         }
     }
 
     /// The name it serialises as: `"retry_later"`, `"wait_and_retry"`,
-    /// `"fix_input"`, `"escalate"`, `"switch_direction"` or
-    /// `"partial_output"`.
+    /// `"fix_input"`, `"escalate"`, `"switch_direction"`,
+    /// `"partial_output"` or `"verify_first"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -92,6 +99,7 @@ impl Status {
             Self::Escalate => "escalate",
             Self::SwitchDirection => "switch_direction",
             Self::PartialOutput => "partial_output",
+            Self::VerifyFirst => "verify_first",
         }
     }
 }
@@ -345,15 +353,17 @@ impl Observation {
         self
     }
 
-    /// The `system_hint` for a call a shared guard stopped, whatever its
-    /// last error said; `retry_after` is the wait, if known. `None` for the
-    /// other reasons (the error's class says it better).
+    /// The `system_hint` for a call a shared guard stopped, or that may
+    /// have been applied, whatever its last error said; `retry_after` is
+    /// the wait, if known. `None` for the other reasons (the error's class
+    /// says it better).
     ///
     /// | stop reason | hint |
     /// |---|---|
     /// | `circuit_open` | "this tool's provider is failing and its circuit breaker is open: do not call it again now; take another route (another tool or provider), or try again in N ms" (without a wait: "… or try it again much later") |
     /// | `cooldown` | "the provider asked every caller to wait: wait N ms before calling this tool again, or do other work meanwhile" (without a wait: "wait before calling …") |
     /// | `guard` | "a shared limit on this tool stopped the retries: do other work, or try again in N ms" (without a wait: "… or try again later") |
+    /// | `not_idempotent` | "the request may have been applied before it failed: check whether it took effect before calling this tool again, so it is not done twice" |
     ///
     /// ```
     /// use std::time::Duration;
@@ -396,6 +406,10 @@ impl Observation {
             .into(),
             (StopReason::Guard, None) => {
                 "a shared limit on this tool stopped the retries: do other work, or try again later"
+                    .into()
+            }
+            (StopReason::NotIdempotent, _) => {
+                "the request may have been applied before it failed: check whether it took effect before calling this tool again, so it is not done twice"
                     .into()
             }
             _ => return None,
@@ -521,13 +535,17 @@ mod tests {
                     StopReason::CircuitOpen => Status::SwitchDirection,
                     StopReason::Cooldown => Status::WaitAndRetry,
                     StopReason::PartialOutput => Status::PartialOutput,
+                    StopReason::NotIdempotent => Status::VerifyFirst,
                     _ => Status::for_class(class),
                 };
                 assert_eq!(status, expected, "{reason} {class}");
                 let hint = Observation::stop_hint(reason, None);
                 let hinted = matches!(
                     reason,
-                    StopReason::CircuitOpen | StopReason::Cooldown | StopReason::Guard
+                    StopReason::CircuitOpen
+                        | StopReason::Cooldown
+                        | StopReason::Guard
+                        | StopReason::NotIdempotent
                 );
                 assert_eq!(hint.is_some(), hinted, "{reason}");
             }
