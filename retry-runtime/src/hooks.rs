@@ -45,6 +45,47 @@ impl<E: ?Sized, F: FnMut(&E) -> bool> WhenFn<E> for F {
     }
 }
 
+/// The `check` of a success: `fn(&T) -> Result<(), E>` (or a borrowed
+/// form of `T`: `&str` for a `String`, `&[u8]` for a `Vec<u8>`), which
+/// turns a bad `Ok` (an empty completion, truncated JSON) into a
+/// classified error. `B` is the type the fn borrows.
+#[diagnostic::on_unimplemented(
+    message = "`check` must be a `fn(&{T}) -> Result<(), {E}>`",
+    label = "expected a path to a `fn(&{T}) -> Result<(), {E}>` (or one taking a borrowed form of `{T}`, like `&str` for a `String`): it reads the attempt's value and says which error it is, if it is a bad one"
+)]
+pub trait CheckFn<T, E, B: ?Sized> {
+    /// `Err(error)` when the value is a bad answer.
+    fn call(&mut self, value: &T) -> Result<(), E>;
+}
+impl<T, E, B, F> CheckFn<T, E, B> for F
+where
+    T: std::borrow::Borrow<B>,
+    B: ?Sized,
+    F: FnMut(&B) -> Result<(), E>,
+{
+    fn call(&mut self, value: &T) -> Result<(), E> {
+        self(value.borrow())
+    }
+}
+
+/// An attempt's result after its `check`: an `Ok` the check rejects
+/// becomes the check's error, decided as any failed attempt is.
+#[inline]
+pub fn checked<R, C, B>(result: R, mut check: C) -> R
+where
+    R: RetryResult,
+    B: ?Sized,
+    C: CheckFn<R::Ok, R::Error, B>,
+{
+    match result.into_result() {
+        Ok(value) => match check.call(&value) {
+            Ok(()) => R::from_result(Ok(value)),
+            Err(error) => R::from_result(Err(error)),
+        },
+        Err(error) => R::from_result(Err(error)),
+    }
+}
+
 /// The `notify` hook: `fn(&E, &RetryEvent)`.
 #[diagnostic::on_unimplemented(
     message = "`notify` must be a `fn(&{E}, &tenacious::RetryEvent)`",

@@ -159,7 +159,7 @@ pub mod __private {
         pace_first, pace_first_blocking, resume, resume_failure, step, step_failure,
         step_failure_held, step_held, timed_out,
     };
-    pub use crate::hooks::{NotifyFn, RetryResult, WhenFn, always, ignore};
+    pub use crate::hooks::{CheckFn, NotifyFn, RetryResult, WhenFn, always, checked, ignore};
     pub use crate::pace::{pace, pace_blocking};
     pub use crate::polled::Polled;
     pub use crate::stats::CallStats;

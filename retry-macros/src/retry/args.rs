@@ -57,6 +57,11 @@ const KEYS: &[Key] = &[
         read: |args, _, value, errors| args.when = fn_path("when", &value, errors),
     },
     Key {
+        name: "check",
+        example: "check = is_complete",
+        read: |args, _, value, errors| args.check = fn_path("check", &value, errors),
+    },
+    Key {
         name: "max_retry_after",
         example: "max_retry_after = \"120s\"",
         read: |args, key, value, errors| args.max_retry_after = duration_arg(key, &value, errors),
@@ -249,6 +254,11 @@ const ALIASES: &[(&[&str], &str, &str)] = &[
         "`resume = true` reconnects a stream from where it stopped",
     ),
     (
+        &["retry_if_result", "validate", "accept"],
+        "check",
+        "`check` names a `fn(&T) -> Result<(), E>` that turns a bad `Ok` into a classified error",
+    ),
+    (
         &["retry_budget"],
         "budget",
         "`budget` names a shared `static RetryBudget`",
@@ -413,6 +423,8 @@ pub(super) struct Args {
     /// The retried classes, in [`RETRIED_CLASSES`]' order, each once.
     pub(super) on: Option<Vec<&'static Value>>,
     pub(super) when: Option<ExprPath>,
+    /// `check = PATH`: a `fn(&T) -> Result<(), E>` on each success.
+    pub(super) check: Option<ExprPath>,
     pub(super) notify: Option<ExprPath>,
     pub(super) stats: Option<StatsArg>,
     pub(super) krate: Option<syn::Path>,

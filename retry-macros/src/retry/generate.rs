@@ -242,6 +242,23 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
             },
         )
     };
+    // A `check` turns a bad `Ok` into the error it names, before the
+    // engine sees the attempt; spanned on the path, so a fn of the wrong
+    // shape is reported there.
+    let attempt = match &args.check {
+        Some(path) => {
+            let (first, last) = first_and_last_span(path);
+            let mut call = respan(quote!(#private::checked), first);
+            let mut call_args = Group::new(Delimiter::Parenthesis, quote!(#result, #path));
+            call_args.set_span(last);
+            call.extend([TokenTree::Group(call_args)]);
+            quote! {
+                #attempt
+                let #result = #call;
+            }
+        }
+        None => attempt,
+    };
     let records_decl = failure_attempt
         .is_some()
         .then(|| quote!(let mut #records = #private::Provenance::new();));

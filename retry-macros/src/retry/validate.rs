@@ -162,7 +162,11 @@ fn check_stream(
              open the stream in a plain `async fn` they call",
         );
     }
-    for (key, path) in [("when", &args.when), ("notify", &args.notify)] {
+    for (key, path) in [
+        ("when", &args.when),
+        ("notify", &args.notify),
+        ("check", &args.check),
+    ] {
         if let Some(path) = path {
             errors.at(
                 path,
