@@ -203,3 +203,79 @@ where
     engine.note_timeout();
     R::from_result(Err(R::Error::from(elapsed)))
 }
+
+/// How a `fallback` fn takes the give-up: the whole [`Failure`].
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ByFailure;
+
+/// How a `fallback` fn takes the give-up: the last error alone.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ByError;
+
+/// A `#[retry(fallback = path)]` fn: `fn(Failure<E>) -> R` or `fn(E) -> R`,
+/// where `R` is the retried fn's return type. `M` says which.
+#[diagnostic::on_unimplemented(
+    message = "`fallback` must be a `fn(Failure<{E}>) -> {R}` or a `fn({E}) -> {R}`",
+    label = "expected a path to a fn that takes the give-up (the `Failure` or the last error) and returns what the retried fn returns, `{R}`"
+)]
+pub trait FallbackFn<E, R, M> {
+    /// The answer instead of the give-up.
+    fn call(self, failure: Failure<E>) -> R;
+}
+
+impl<E, R, F: FnOnce(Failure<E>) -> R> FallbackFn<E, R, ByFailure> for F {
+    fn call(self, failure: Failure<E>) -> R {
+        self(failure)
+    }
+}
+
+impl<E, R, F: FnOnce(E) -> R> FallbackFn<E, R, ByError> for F {
+    fn call(self, failure: Failure<E>) -> R {
+        self(failure.into_inner())
+    }
+}
+
+/// What a fn with a `fallback` returns, for a fn declared to return
+/// `Result<T, E>`: `result` itself on success; on a give-up, what the
+/// fallback makes of its [`Failure`] (counted in the statistics).
+pub fn fall_back<R, F, M>(
+    engine: &Engine<'_>,
+    result: Result<R::Ok, Failure<R::Error>>,
+    fallback: F,
+) -> R
+where
+    R: RetryResult,
+    F: FallbackFn<R::Error, R, M>,
+{
+    match result {
+        Ok(value) => R::from_result(Ok(value)),
+        Err(failure) => {
+            if let Some(stats) = engine.policy().get_stats() {
+                crate::observe::fallback(stats);
+            }
+            fallback.call(failure)
+        }
+    }
+}
+
+/// [`fall_back`] for a fn declared to return `Result<T, Failure<E>>`.
+pub fn fall_back_failure<T, E, F, M>(
+    engine: &Engine<'_>,
+    result: Result<T, Failure<E>>,
+    fallback: F,
+) -> Result<T, Failure<E>>
+where
+    F: FallbackFn<E, Result<T, Failure<E>>, M>,
+{
+    match result {
+        Ok(value) => Ok(value),
+        Err(failure) => {
+            if let Some(stats) = engine.policy().get_stats() {
+                crate::observe::fallback(stats);
+            }
+            fallback.call(failure)
+        }
+    }
+}

@@ -156,8 +156,9 @@ pub mod __private {
     pub use crate::engine::Engine;
     pub use crate::failure::Provenance;
     pub use crate::glue::{
-        pace_first, pace_first_blocking, resume, resume_failure, step, step_failure,
-        step_failure_held, step_held, timed_out,
+        ByError, ByFailure, FallbackFn, fall_back, fall_back_failure, pace_first,
+        pace_first_blocking, resume, resume_failure, step, step_failure, step_failure_held,
+        step_held, timed_out,
     };
     pub use crate::hooks::{CheckFn, NotifyFn, RetryResult, WhenFn, always, checked, ignore};
     pub use crate::pace::{pace, pace_blocking};

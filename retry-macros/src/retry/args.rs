@@ -62,6 +62,11 @@ const KEYS: &[Key] = &[
         read: |args, _, value, errors| args.check = fn_path("check", &value, errors),
     },
     Key {
+        name: "fallback",
+        example: "fallback = cached_answer",
+        read: |args, _, value, errors| args.fallback = fn_path("fallback", &value, errors),
+    },
+    Key {
         name: "max_retry_after",
         example: "max_retry_after = \"120s\"",
         read: |args, key, value, errors| args.max_retry_after = duration_arg(key, &value, errors),
@@ -259,6 +264,11 @@ const ALIASES: &[(&[&str], &str, &str)] = &[
         "`check` names a `fn(&T) -> Result<(), E>` that turns a bad `Ok` into a classified error",
     ),
     (
+        &["on_give_up", "on_failure", "default", "or_else"],
+        "fallback",
+        "`fallback` names a fn that answers a give-up: `fn(Failure<E>) -> R` or `fn(E) -> R`",
+    ),
+    (
         &["retry_budget"],
         "budget",
         "`budget` names a shared `static RetryBudget`",
@@ -425,6 +435,9 @@ pub(super) struct Args {
     pub(super) when: Option<ExprPath>,
     /// `check = PATH`: a `fn(&T) -> Result<(), E>` on each success.
     pub(super) check: Option<ExprPath>,
+    /// `fallback = PATH`: a `fn(Failure<E>) -> R` (or `fn(E) -> R`) that
+    /// answers a give-up.
+    pub(super) fallback: Option<ExprPath>,
     pub(super) notify: Option<ExprPath>,
     pub(super) stats: Option<StatsArg>,
     pub(super) krate: Option<syn::Path>,

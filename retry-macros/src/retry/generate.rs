@@ -38,6 +38,9 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     // the engine records them; otherwise the attempts are the return type.
     let failure_attempt = failure_attempt_type(return_type);
     let attempt_type = failure_attempt.as_ref().unwrap_or(return_type);
+    // A fn with a `fallback` records its attempts as one returning a
+    // `Failure` does, for the fallback to read.
+    let recorded = failure_attempt.is_some() || args.fallback.is_some();
 
     let local = |name: &str| format_ident!("__tenacious_{}", name, span = Span::mixed_site());
     let engine = local("engine");
@@ -72,7 +75,27 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     // returns the call's error made from a refusal, if its type can say
     // one), and again after a wait when one asked to be (`pace`); a fn
     // without guards has no such step.
+    // What the fn returns for a result the loop ends with: the result, or
+    // with a `fallback`, what the fallback makes of a give-up (spanned on
+    // its path, so a fallback of the wrong shape is reported there).
+    let ret = |value: &syn::Ident| -> TokenStream {
+        match &args.fallback {
+            Some(path) => {
+                let (first, _) = first_and_last_span(path);
+                let glue = if failure_attempt.is_some() {
+                    quote!(#private::fall_back_failure)
+                } else {
+                    quote!(#private::fall_back)
+                };
+                let glue = respan(glue, Span::call_site().located_at(first));
+                quote!(#glue(&#engine, #value, #path))
+            }
+            None => quote!(#value),
+        }
+    };
     let first_output = local("refused");
+    let ret_first = ret(&first_output);
+    let ret_output = ret(&output);
     let pace_first = guarded.then(|| {
         let first = if shape.is_async {
             quote!(#private::pace_first(&mut #engine).await)
@@ -81,7 +104,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         };
         quote! {
             if let #private::Option::Some(#first_output) = #first {
-                return #first_output;
+                return #ret_first;
             }
         }
     });
@@ -92,14 +115,14 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
             quote!(#private::pace_blocking(&mut #engine);)
         }
     });
-    let step_fn = match (failure_attempt.is_some(), held) {
+    let step_fn = match (recorded, held) {
         (true, true) => quote!(#private::step_failure_held),
         (true, false) => quote!(#private::step_failure),
         (false, true) => quote!(#private::step_held),
         (false, false) => quote!(#private::step),
     };
     let last = local("last");
-    let resume = if failure_attempt.is_some() {
+    let resume = if recorded {
         quote!(#private::resume_failure(&mut #engine, &mut #records, #last))
     } else {
         quote!(#private::resume(&mut #engine, #last))
@@ -122,7 +145,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         .notify
         .as_ref()
         .map_or_else(|| quote!(#private::ignore), ToTokens::to_token_stream);
-    let step_args = if failure_attempt.is_some() {
+    let step_args = if recorded {
         quote!(&mut #engine, &mut #records, #checked_result, #when, #notify)
     } else {
         quote!(&mut #engine, #checked_result, #when, #notify)
@@ -192,7 +215,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
             // zero delay needs no timer.
             quote! {
                 let #last = match #step #step_args {
-                    #private::ControlFlow::Break(#output) => return #output,
+                    #private::ControlFlow::Break(#output) => return #ret_output,
                     #private::ControlFlow::Continue((#delay, #last)) => {
                         if !#delay.is_zero() {
                             #private::sleep(#delay).await;
@@ -202,7 +225,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
                 };
                 #pace
                 if let #private::ControlFlow::Break(#output) = #resume {
-                    return #output;
+                    return #ret_output;
                 }
             }
         } else {
@@ -212,7 +235,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
             // timer.
             quote! {
                 let #timer = match #step #step_args {
-                    #private::ControlFlow::Break(#output) => return #output,
+                    #private::ControlFlow::Break(#output) => return #ret_output,
                     #private::ControlFlow::Continue(#delay) if #delay.is_zero() => continue,
                     #private::ControlFlow::Continue(#delay) => #private::sleep(#delay),
                 };
@@ -229,7 +252,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
             },
             quote! {
                 let #last = match #step #step_args {
-                    #private::ControlFlow::Break(#output) => return #output,
+                    #private::ControlFlow::Break(#output) => return #ret_output,
                     #private::ControlFlow::Continue((#delay, #last)) => {
                         #private::sleep_blocking(#delay);
                         #last
@@ -237,7 +260,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
                 };
                 #pace
                 if let #private::ControlFlow::Break(#output) = #resume {
-                    return #output;
+                    return #ret_output;
                 }
             },
         )
@@ -259,9 +282,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         }
         None => attempt,
     };
-    let records_decl = failure_attempt
-        .is_some()
-        .then(|| quote!(let mut #records = #private::Provenance::new();));
+    let records_decl = recorded.then(|| quote!(let mut #records = #private::Provenance::new();));
     // The fn's name keys the idempotency key of a call nested in another.
     let name = syn::LitStr::new(&func.sig.ident.unraw().to_string(), func.sig.ident.span());
 

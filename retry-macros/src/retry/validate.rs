@@ -166,6 +166,7 @@ fn check_stream(
         ("when", &args.when),
         ("notify", &args.notify),
         ("check", &args.check),
+        ("fallback", &args.fallback),
     ] {
         if let Some(path) = path {
             errors.at(

@@ -19,6 +19,7 @@ use crate::{Classify, ErrorClass, Failure, StopReason};
 /// | `fatal` | `"escalate"` | stop and tell the user: a human must fix it |
 /// | [`StopReason::Cooldown`] | `"wait_and_retry"` | the provider asked every caller to wait: wait, then call again |
 /// | [`StopReason::CircuitOpen`] | `"switch_direction"` | the provider is failing: take another route (another tool or provider), do not call it again now |
+/// | a give-up a fallback answered ([`Observation::fallback`]) | `"fallback"` | use the fallback's answer as a best effort: it may be stale, partial or a default |
 /// | [`StopReason::NotIdempotent`] | `"verify_first"` | the request may have been applied: check whether it took effect before calling again |
 /// | a stream that had delivered items ([`StopReason::PartialOutput`], or any failure with [`Failure::delivered`] above 0) | `"partial_output"` | part of the answer already reached the user: do not call again to repeat it; continue from where it stopped, or say it was cut off |
 ///
@@ -56,6 +57,10 @@ pub enum Status {
     /// reached the server: check whether it took effect (the order exists,
     /// the email went) before calling again.
     VerifyFirst,
+    /// The call gave up and a fallback answered instead (a cached value,
+    /// a default, a graceful message): use the answer as a best effort,
+    /// and say so where it matters.
+    Fallback,
 }
 
 impl Status {
@@ -89,7 +94,7 @@ impl Status {
 
     /// The name it serialises as: `"retry_later"`, `"wait_and_retry"`,
     /// `"fix_input"`, `"escalate"`, `"switch_direction"`,
-    /// `"partial_output"` or `"verify_first"`.
+    /// `"partial_output"`, `"verify_first"` or `"fallback"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -100,6 +105,7 @@ impl Status {
             Self::SwitchDirection => "switch_direction",
             Self::PartialOutput => "partial_output",
             Self::VerifyFirst => "verify_first",
+            Self::Fallback => "fallback",
         }
     }
 }
@@ -175,6 +181,10 @@ pub struct Observation {
     /// the user, how many items had: absent (`None`) otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivered: Option<u64>,
+    /// For a give-up a fallback answered, its answer: absent (`None`)
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 impl Observation {
@@ -263,6 +273,7 @@ impl Observation {
                 retry_after_ms: retry_after.map(ceil_millis),
                 system_hint: Self::partial_hint(delivered),
                 delivered: Some(delivered),
+                fallback: None,
             };
         }
         let system_hint = match stop.and_then(|stop| Self::stop_hint(stop, retry_after)) {
@@ -283,7 +294,53 @@ impl Observation {
             retry_after_ms: retry_after.map(ceil_millis),
             system_hint,
             delivered: None,
+            fallback: None,
         }
+    }
+
+    /// The observation of a call whose retries gave up and whose
+    /// `#[retry(fallback = path)]` answered with `answer` instead: status
+    /// `"fallback"`, the answer in `fallback`, the give-up's error and
+    /// attempts, and a `system_hint` that says to use the answer as a best
+    /// effort. Build it in the fallback, which has the [`Failure`].
+    ///
+    /// ```
+    /// use std::io;
+    /// use tenacious::agent::{Observation, Status};
+    /// use tenacious::Policy;
+    ///
+    /// let failure = Policy::new()
+    ///     .max(1)
+    ///     .retry_blocking_failure(|| Err::<(), _>(io::Error::other("search is down")))
+    ///     .unwrap_err();
+    /// let obs = Observation::fallback("call_2", &failure, "no results (search is unavailable)");
+    /// assert_eq!(obs.status, Status::Fallback);
+    /// assert_eq!(obs.fallback.as_deref(), Some("no results (search is unavailable)"));
+    /// assert_eq!(
+    ///     obs.system_hint,
+    ///     "the tool failed (exhausted, after 1 attempt) and a fallback answered instead: \
+    ///      use its answer as a best effort, it may be stale, partial or a default"
+    /// );
+    /// ```
+    #[must_use]
+    pub fn fallback<E>(
+        tool_call_id: impl Into<String>,
+        failure: &Failure<E>,
+        answer: impl Into<String>,
+    ) -> Self
+    where
+        E: Classify + fmt::Display,
+    {
+        let mut obs = Self::from_failure(tool_call_id, failure);
+        obs.status = Status::Fallback;
+        let attempts = failure.attempts().len();
+        let plural = if attempts == 1 { "" } else { "s" };
+        obs.system_hint = format!(
+            "the tool failed ({}, after {attempts} attempt{plural}) and a fallback answered instead: use its answer as a best effort, it may be stale, partial or a default",
+            failure.stop_reason()
+        );
+        obs.fallback = Some(answer.into());
+        obs
     }
 
     /// The `system_hint` of a stream that failed after it had delivered

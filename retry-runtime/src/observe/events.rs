@@ -111,6 +111,11 @@ pub(super) fn stream_resume(name: &'static str, delivered: u64) {
     );
 }
 
+/// A call gave up and its fallback answered.
+pub(super) fn fallback(name: &'static str) {
+    ::tracing::info!(target: "tenacious", r#fn = name, "fallback answered");
+}
+
 /// A stream ended with an error after `delivered` items.
 pub(super) fn stream_partial(name: &'static str, delivered: u64, reason: StopReason) {
     ::tracing::warn!(

@@ -8,6 +8,7 @@
 //! | `tenacious_retries_total` | counter | `fn`, `class`, `variant` (of the error retried) | retry |
 //! | `tenacious_gave_up_total` | counter | `fn`, `reason` | call that returned an error |
 //! | `tenacious_attempts_per_call` | histogram | `fn` | call that returned |
+//! | `tenacious_fallbacks_total` | counter | `fn` | give-up a `fallback` answered |
 //! | `tenacious_stream_first_item_seconds` | histogram | `fn` | stream that committed (its time to first item) |
 //! | `tenacious_stream_stalls_total` | counter | `fn`, `timer` (`first_item`, `idle`, `deadline`) | stream timer that ran out |
 //! | `tenacious_stream_resumes_total` | counter | `fn` | stream that reconnected to resume |
@@ -123,6 +124,15 @@ pub(super) fn stream_stall(stats: &'static CallStats, limit: Limit) {
     with_recorder(|recorder| {
         recorder
             .register_counter(&keys.stalls[limit_index(limit)], &METADATA)
+            .increment(1);
+    });
+}
+
+pub(super) fn fallback(stats: &'static CallStats) {
+    let keys = stats.metrics.keys();
+    with_recorder(|recorder| {
+        recorder
+            .register_counter(&keys.fallbacks, &METADATA)
             .increment(1);
     });
 }

@@ -139,6 +139,16 @@ pub(crate) fn stream_partial(stats: &'static CallStats, delivered: u64, reason: 
     let _ = reason;
 }
 
+/// A call gave up and its `fallback` answered.
+#[cold]
+pub(crate) fn fallback(stats: &'static CallStats) {
+    stats.count_fallback();
+    #[cfg(feature = "tracing")]
+    events::fallback(stats.name());
+    #[cfg(feature = "metrics")]
+    metrics::fallback(stats);
+}
+
 /// Whether a call under `policy` should read the clock when it starts,
 /// so its events' `elapsed_ms` counts from there: only when someone
 /// listens to them.

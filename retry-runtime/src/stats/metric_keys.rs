@@ -19,6 +19,7 @@ const ATTEMPTS_PER_CALL: &str = "tenacious_attempts_per_call";
 const STREAM_FIRST_ITEM_SECONDS: &str = "tenacious_stream_first_item_seconds";
 const STREAM_STALLS_TOTAL: &str = "tenacious_stream_stalls_total";
 const STREAM_RESUMES_TOTAL: &str = "tenacious_stream_resumes_total";
+const FALLBACKS_TOTAL: &str = "tenacious_fallbacks_total";
 const STREAM_PARTIAL_TOTAL: &str = "tenacious_stream_partial_total";
 
 /// A record's label sets (built with the record, in a `const`) and, from
@@ -48,6 +49,8 @@ pub(crate) struct RecordKeys {
     pub(crate) stalls: [Key; LIMITS.len()],
     /// `tenacious_stream_resumes_total`.
     pub(crate) resumes: Key,
+    /// `tenacious_fallbacks_total`.
+    pub(crate) fallbacks: Key,
     /// `tenacious_stream_partial_total`, by [`StopReason::index`].
     pub(crate) partial: [Key; StopReason::ALL.len()],
 }
@@ -113,6 +116,7 @@ impl RecordMetrics {
                 Key::from_static_parts(STREAM_STALLS_TOTAL, &self.by_timer[i])
             }),
             resumes: Key::from_static_parts(STREAM_RESUMES_TOTAL, &self.by_fn),
+            fallbacks: Key::from_static_parts(FALLBACKS_TOTAL, &self.by_fn),
             partial: std::array::from_fn(|i| {
                 Key::from_static_parts(STREAM_PARTIAL_TOTAL, &self.by_reason[i])
             }),

@@ -72,6 +72,8 @@ pub struct CallStats {
     variants: [VariantSlot; VARIANT_SLOTS],
     /// Errors that found no free slot, by class.
     other: [AtomicU64; 4],
+    /// Calls whose give-up a `fallback` answered.
+    fallbacks: AtomicU64,
     /// Retried streams that committed (delivered their first content item).
     streams: AtomicU64,
     /// Their times to first item, in nanoseconds, added up (saturating).
@@ -144,6 +146,7 @@ impl CallStats {
             gave_up: [const { AtomicU64::new(0) }; StopReason::ALL.len()],
             variants: [const { VariantSlot::new() }; VARIANT_SLOTS],
             other: [const { AtomicU64::new(0) }; 4],
+            fallbacks: AtomicU64::new(0),
             streams: AtomicU64::new(0),
             first_item_nanos: AtomicU64::new(0),
             first_item_max: AtomicU64::new(0),
@@ -216,6 +219,7 @@ impl CallStats {
             errors,
         )
         .with_streams(self.stream_counts())
+        .with_fallbacks(self.fallbacks.load(Relaxed))
     }
 
     /// The stream counters now. The sum of the times to first item is read
@@ -253,6 +257,7 @@ impl CallStats {
             &self.attempts,
             &self.retried,
             &self.recovered,
+            &self.fallbacks,
             &self.streams,
             &self.first_item_nanos,
             &self.first_item_max,
@@ -299,6 +304,13 @@ impl CallStats {
         self.join();
         self.count_end(attempts);
         self.gave_up[reason.index()].fetch_add(1, Release);
+    }
+
+    /// Counts a give-up a `fallback` answered (the give-up itself is
+    /// counted by `count_give_up`).
+    pub(crate) fn count_fallback(&'static self) {
+        self.join();
+        self.fallbacks.fetch_add(1, Relaxed);
     }
 
     /// Counts a call that ended after `attempts` attempts (not a clean

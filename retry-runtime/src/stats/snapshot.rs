@@ -87,6 +87,7 @@ pub struct FnStats {
     /// By count, largest first.
     errors: Vec<ErrorCount>,
     stream: StreamCounts,
+    fallbacks: u64,
 }
 
 /// A record's stream counters, as read by a snapshot.
@@ -146,9 +147,32 @@ impl FnStats {
             gave_up,
             errors: Vec::new(),
             stream: StreamCounts::default(),
+            fallbacks: 0,
         };
         stats.add_errors(&errors);
         stats
+    }
+
+    /// The same counts, with `fallbacks` give-ups a fallback answered.
+    pub(super) const fn with_fallbacks(mut self, fallbacks: u64) -> Self {
+        self.fallbacks = fallbacks;
+        self
+    }
+
+    /// Calls that gave up and whose `fallback`
+    /// (`#[retry(fallback = path)]`) answered instead; each is also
+    /// counted in [`gave_up`](FnStats::gave_up) by why it stopped.
+    /// 0 for a fn without one.
+    ///
+    /// ```
+    /// use tenacious::stats::CallStats;
+    ///
+    /// static SEARCH: CallStats = CallStats::new("search");
+    /// assert_eq!(SEARCH.snapshot().fallbacks(), 0);
+    /// ```
+    #[must_use]
+    pub const fn fallbacks(&self) -> u64 {
+        self.fallbacks
     }
 
     /// The same counts, with `stream` for the stream counters.
@@ -426,6 +450,7 @@ impl FnStats {
         }
         self.add_errors(&other.errors);
         self.stream.merge(&other.stream);
+        self.fallbacks = self.fallbacks.saturating_add(other.fallbacks);
     }
 
     /// Adds `errors` to the distribution, merging equal (class, variant)
