@@ -151,6 +151,25 @@ pub trait Classify {
         false
     }
 
+    /// The limits this error sets for the call beyond the policy's: its
+    /// own `max` attempts and backoff `base` (see [`Limits`](crate::Limits)).
+    /// Default: [`Limits::NONE`](crate::Limits::NONE).
+    ///
+    /// ```
+    /// use tenacious::{Classify, ErrorClass, Limits};
+    ///
+    /// #[derive(Debug)]
+    /// struct Busy;
+    /// impl Classify for Busy {
+    ///     fn classify(&self) -> ErrorClass { ErrorClass::RateLimited }
+    ///     fn limits(&self) -> Limits { Limits::NONE.max(6) }
+    /// }
+    /// assert_eq!(Busy.limits().get_max(), Some(6));
+    /// ```
+    fn limits(&self) -> crate::Limits {
+        crate::Limits::NONE
+    }
+
     /// How to make this error from a guard's refusal of a call's first
     /// attempt, when there is no attempt's error to return (see
     /// [`Refused`](crate::Refused)): `Some(make)` and the call returns
@@ -212,6 +231,9 @@ macro_rules! forward_classify {
             }
             fn not_sent(&self) -> bool {
                 (**self).not_sent()
+            }
+            fn limits(&self) -> crate::Limits {
+                (**self).limits()
             }
         }
     )*};

@@ -163,8 +163,10 @@ impl<'p> Engine<'p> {
     ///    [`StopReason::NotRetryable`]; the call is not idempotent and the
     ///    error does not prove nothing was sent
     ///    ([`Classify::not_sent`]): stop, [`StopReason::NotIdempotent`];
-    /// 2. `max` attempts were made: stop, [`StopReason::Exhausted`] (or
-    ///    [`StopReason::Nested`] for a nested call held to one attempt);
+    /// 2. `max` attempts were made (the error's own
+    ///    [`Limits`](crate::Limits) `max` if it has one, else the policy's):
+    ///    stop, [`StopReason::Exhausted`] (or [`StopReason::Nested`] for a
+    ///    nested call held to one attempt);
     /// 3. it carries a server hint (`retry_after()`, honoured for any retried
     ///    class) longer than `max_retry_after`: stop,
     ///    [`StopReason::HintTooLong`]; the wait is the backoff of the
@@ -438,7 +440,12 @@ impl<'p> Engine<'p> {
         if !policy.get_idempotent() && !error.not_sent() {
             return Plan::Stop(StopReason::NotIdempotent);
         }
-        if self.attempts >= self.max() {
+        let limits = error.limits();
+        let max = match limits.get_max() {
+            Some(max) if !self.has(NESTED_ONCE) => max,
+            _ => self.max(),
+        };
+        if self.attempts >= max {
             return Plan::Stop(if self.has(NESTED_ONCE) && policy.get_max() > 1 {
                 StopReason::Nested
             } else {
@@ -462,7 +469,12 @@ impl<'p> Engine<'p> {
         // the same hint are spread over their own backoff window.
         let retry = self.attempts;
         let jitter = policy.get_jitter();
-        let (base, cap, prev) = (policy.base_nanos(), policy.cap_nanos(), self.prev);
+        // An error's own base (`Limits`), under the policy's cap.
+        let cap = policy.cap_nanos();
+        let base = limits
+            .base_nanos()
+            .map_or(policy.base_nanos(), |base| base.min(cap));
+        let prev = self.prev;
         let backoff = match jitter {
             Jitter::None => backoff::ceiling(base, cap, retry),
             _ => with_thread_rng(|rng| backoff::delay(jitter, base, cap, retry, prev, rng)),

@@ -96,6 +96,39 @@ impl<E> Failure<E> {
         self.delivered
     }
 
+    /// Which limit of attempts stopped the call, when it was the last
+    /// error's own ([`Classify::limits`]: a variant that allows more, or
+    /// fewer, than the policy): `Some(max)` for a call
+    /// [`Exhausted`](StopReason::Exhausted) by it; `None` when the policy's
+    /// `max` did, or the call stopped for another reason.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::{Classify, ErrorClass, Limits, Policy};
+    ///
+    /// #[derive(Debug)]
+    /// struct Busy;
+    /// impl Classify for Busy {
+    ///     fn classify(&self) -> ErrorClass { ErrorClass::RateLimited }
+    ///     fn limits(&self) -> Limits { Limits::NONE.max(5) }
+    /// }
+    /// let failure = Policy::new()
+    ///     .base(Duration::ZERO)
+    ///     .retry_blocking_failure(|| Err::<(), _>(Busy))
+    ///     .unwrap_err();
+    /// assert_eq!((failure.attempts().len(), failure.limit()), (5, Some(5)));
+    /// ```
+    #[must_use]
+    pub fn limit(&self) -> Option<u32>
+    where
+        E: Classify,
+    {
+        match self.stop {
+            StopReason::Exhausted => self.last.limits().get_max(),
+            _ => None,
+        }
+    }
+
     /// The last attempt's error.
     #[must_use]
     pub const fn last(&self) -> &E {
@@ -199,6 +232,9 @@ impl<E: Classify> Classify for Failure<E> {
     }
     fn not_sent(&self) -> bool {
         self.last.not_sent()
+    }
+    fn limits(&self) -> crate::Limits {
+        self.last.limits()
     }
     /// When `E` can be made from a refusal: a failure with no attempts,
     /// stopped for the refusal's reason, whose last error is `E`'s.

@@ -95,6 +95,7 @@ mod hooks;
 #[cfg(feature = "http")]
 mod http_class;
 mod key;
+mod limits;
 mod nested;
 mod observe;
 mod pace;
@@ -135,6 +136,7 @@ pub use guard::{Admit, AttemptResult, Guard, NextAttempt, Outcome, PendingAdmit}
 #[cfg(feature = "http")]
 pub use http_class::HttpError;
 pub use key::{IdempotencyKey, ParseKeyError};
+pub use limits::Limits;
 pub use nested::Nested;
 pub use policy::Policy;
 pub use refused::Refused;
