@@ -126,6 +126,20 @@ impl Policy {
         Self::DEFAULT
     }
 
+    /// `policy`, as `#[retry(policy = NAME)]` starts from it: the identity,
+    /// spelled so a path that is no `Policy` is a type error that names it.
+    ///
+    /// ```
+    /// use tenacious::Policy;
+    ///
+    /// const OPENAI: Policy = Policy::new().max(5);
+    /// assert_eq!(Policy::named(OPENAI).max(2).get_max(), 2);
+    /// ```
+    #[must_use]
+    pub const fn named(policy: Self) -> Self {
+        policy
+    }
+
     /// Total attempts, the first included. Default: 3.
     ///
     /// `max(1)` makes one attempt and never retries. `max(0)` is taken as

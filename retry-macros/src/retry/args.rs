@@ -27,6 +27,24 @@ struct Key {
 /// The keys, in the order the documentation lists them.
 const KEYS: &[Key] = &[
     Key {
+        name: "policy",
+        example: "policy = OPENAI",
+        read: |args, _, value, errors| {
+            args.policy = match ungroup(&value) {
+                Expr::Path(path) => Some(path.clone()),
+                _ => {
+                    errors.at(
+                        &value,
+                        "`policy` takes the path of a `const` or `static` `Policy`, whose \
+                         settings the other keys override: `const OPENAI: tenacious::Policy = \
+                         tenacious::Policy::new().max(5);` and `policy = OPENAI`",
+                    );
+                    None
+                }
+            };
+        },
+    },
+    Key {
         name: "max",
         example: "max = 3",
         read: |args, _, value, errors| args.max = max(&value, errors),
@@ -403,6 +421,9 @@ pub(super) enum StatsArg {
 /// The settings of one `#[retry(...)]`; `None` means the runtime default.
 #[derive(Default)]
 pub(super) struct Args {
+    /// `policy = PATH`: a `const` or `static` `Policy` the other keys
+    /// override.
+    pub(super) policy: Option<ExprPath>,
     pub(super) max: Option<u32>,
     pub(super) base: Option<DurationArg>,
     pub(super) cap: Option<DurationArg>,

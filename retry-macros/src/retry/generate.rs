@@ -464,7 +464,15 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
             policy.extend(quote!(.#method(#private::Duration::from_nanos(#nanos))));
         }
     };
-    let mut policy = quote!(#private::Policy::new());
+    // A named policy is the base the keys override (spanned on its path,
+    // so a path that is no `const Policy` is reported there).
+    let mut policy = match &args.policy {
+        Some(path) => {
+            let (span, _) = first_and_last_span(path);
+            quote_spanned!(span=> #private::Policy::named(#path))
+        }
+        None => quote!(#private::Policy::new()),
+    };
     if let Some(max) = args.max {
         let max = Literal::u32_unsuffixed(max);
         policy.extend(quote!(.max(#max)));

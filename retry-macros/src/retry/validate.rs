@@ -243,6 +243,12 @@ fn check_limits(args: &Args, shape: &Shape, opens_stream: bool, errors: &mut Err
 }
 
 fn check_backoff(args: &Args, errors: &mut Errors) {
+    // Against a named policy, a lone `base` or `cap` meets its other half,
+    // which the tokens do not show: the runtime keeps every delay at or
+    // under `cap` whatever `base` says.
+    if args.policy.is_some() && (args.base.is_none() || args.cap.is_none()) {
+        return;
+    }
     let base = args.base.as_ref().map_or(DEFAULT_BASE_NANOS, |b| b.nanos);
     let cap = args.cap.as_ref().map_or(DEFAULT_CAP_NANOS, |c| c.nanos);
     if cap >= base {
