@@ -88,6 +88,7 @@ mod driver;
 mod elapsed;
 mod engine;
 mod event;
+pub mod explain;
 mod failure;
 mod glue;
 mod guard;
@@ -130,6 +131,7 @@ pub use clock::MIN_ATTEMPT;
 pub use cooldown::Cooldown;
 pub use elapsed::{Elapsed, Limit};
 pub use event::RetryEvent;
+pub use explain::Explain;
 pub use failure::{AttemptRecord, Failure};
 pub use guard::{Admit, AttemptResult, Guard, NextAttempt, Outcome, PendingAdmit};
 #[cfg(feature = "http")]
