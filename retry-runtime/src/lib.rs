@@ -82,6 +82,8 @@ pub mod chaos;
 mod classify;
 mod classify_derive;
 mod clock;
+#[cfg(feature = "config")]
+pub mod config;
 mod context;
 mod cooldown;
 mod driver;
