@@ -626,3 +626,27 @@ proptest! {
         }
     }
 }
+
+/// The README's example file reads, and explains itself as the README says.
+#[test]
+fn the_readme_example_is_true() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"),
+    )
+    .unwrap();
+    let section = &readme[readme.find("## Policies from config").unwrap()..];
+    let block = |fence: &str| {
+        let start = section.find(fence).unwrap() + fence.len();
+        &section[start..start + section[start..].find("\n```").unwrap()]
+    };
+    let set = Policies::from_toml_str(block("```toml\n")).unwrap();
+    let explained = section
+        .split("```text\n")
+        .nth(2)
+        .and_then(|rest| rest.split("\n```").next())
+        .unwrap();
+    assert_eq!(
+        set.require("openai").unwrap().explain().to_string(),
+        explained
+    );
+}
