@@ -82,12 +82,15 @@ pub mod chaos;
 mod classify;
 mod classify_derive;
 mod clock;
+#[cfg(feature = "config")]
+pub mod config;
 mod context;
 mod cooldown;
 mod driver;
 mod elapsed;
 mod engine;
 mod event;
+pub mod explain;
 mod failure;
 mod glue;
 mod guard;
@@ -131,6 +134,7 @@ pub use clock::MIN_ATTEMPT;
 pub use cooldown::Cooldown;
 pub use elapsed::{Elapsed, Limit};
 pub use event::RetryEvent;
+pub use explain::Explain;
 pub use failure::{AttemptRecord, Failure};
 pub use guard::{Admit, AttemptResult, Guard, NextAttempt, Outcome, PendingAdmit};
 #[cfg(feature = "http")]

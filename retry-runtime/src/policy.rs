@@ -726,6 +726,33 @@ impl Policy {
         Duration::from_nanos(self.max_retry_after)
     }
 
+    /// The schedule this policy gives a call: each attempt's window of
+    /// delay, the timeout and deadline, and the longest the call can take,
+    /// worked out from the engine's own backoff formula (see [`Explain`]).
+    /// Print it to see a policy before running it, or read its figures.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::{Jitter, Policy};
+    ///
+    /// let policy = Policy::new()
+    ///     .max(4)
+    ///     .base(Duration::from_millis(500))
+    ///     .jitter(Jitter::None)
+    ///     .timeout(Duration::from_secs(10));
+    /// let explain = policy.explain();
+    /// println!("{explain}");
+    /// let waits: Vec<_> = explain.attempts().map(|w| w.max()).collect();
+    /// assert_eq!(waits[3], Duration::from_secs(2));
+    /// assert_eq!(explain.worst_case().total(), Some(Duration::from_millis(43_500)));
+    /// ```
+    ///
+    /// [`Explain`]: crate::explain::Explain
+    #[must_use]
+    pub const fn explain(&self) -> crate::explain::Explain {
+        crate::explain::Explain::new(*self)
+    }
+
     pub(crate) const fn base_nanos(&self) -> u64 {
         self.base
     }
