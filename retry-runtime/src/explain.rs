@@ -678,6 +678,52 @@ mod tests {
     }
 
     #[test]
+    fn equal_and_no_jitter_print_their_windows() {
+        let policy = Policy::new()
+            .max(4)
+            .base(Duration::from_secs(1))
+            .cap(Duration::from_secs(3))
+            .on(crate::RetryOn::TRANSIENT)
+            .timeout(Duration::from_secs(5))
+            .deadline(Duration::from_secs(60));
+        assert_eq!(
+            policy.jitter(Jitter::Equal).explain().to_string(),
+            "4 attempts, equal jitter, base 1s, cap 3s, on transient\n\
+             attempt 1: at once\n\
+             attempt 2: after 500ms..=1s\n\
+             attempt 3: after 1s..=2s\n\
+             attempt 4: after 1s500ms..=3s\n\
+             worst case: 26s: 6s of waiting + 4 × 5s timeout, deadline 1m\n\
+             server hints: up to 2m each (max_retry_after), waited on top of the backoff; \
+             a longer one stops retrying"
+        );
+        assert_eq!(
+            policy
+                .jitter(Jitter::None)
+                .max(6)
+                .explain()
+                .to_string()
+                .lines()
+                .skip(1)
+                .take(5)
+                .collect::<Vec<_>>(),
+            [
+                "attempt 1: at once",
+                "attempt 2: after 1s",
+                "attempt 3: after 2s",
+                "attempts 4..=6: after 3s each",
+                "worst case: 42s: 12s of waiting + 6 × 5s timeout, deadline 1m",
+            ]
+        );
+        let stream = Policy::new().first_item(Duration::from_secs(10)).explain();
+        assert!(
+            stream
+                .to_string()
+                .ends_with("\nstream: first item within 10s, idle none, no resume")
+        );
+    }
+
+    #[test]
     fn one_attempt_has_no_retry_lines() {
         let text = Policy::new().max(1).explain().to_string();
         assert_eq!(

@@ -565,6 +565,13 @@ fn a_missing_name_says_which_there_are() {
         "{shown}"
     );
     assert_eq!(
+        set.require("anthropic").unwrap_err().to_string(),
+        format!(
+            "no policy named \"anthropic\" in {}; the policies are: openai, openai-stream, search",
+            set.source()
+        )
+    );
+    assert_eq!(
         Policies::from_toml_str("")
             .unwrap()
             .require("a")

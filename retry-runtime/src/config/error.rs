@@ -32,6 +32,17 @@ pub struct ConfigError {
 /// not have (a string read with [`Policies::from_toml_str`] has no source;
 /// a missing file has no key).
 ///
+/// ```
+/// use tenacious::config::Policies;
+///
+/// let err = Policies::from_vars("APP", [("APP_POLICY_SEARCH_JITTER", "ful")]).unwrap_err();
+/// let problem = &err.problems()[0];
+/// assert_eq!(problem.source(), "environment");
+/// assert_eq!(problem.key(), "APP_POLICY_SEARCH_JITTER");
+/// assert_eq!(problem.value(), Some("\"ful\""));
+/// assert!(problem.message().starts_with("unknown jitter \"ful\"; did you mean \"full\"?"));
+/// ```
+///
 /// [`Policies::from_toml_str`]: super::Policies::from_toml_str
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
@@ -172,8 +183,9 @@ impl fmt::Display for MissingPolicy {
         if known.is_empty() {
             return f.write_str(": it holds no policy");
         }
-        if let Some(guess) = super::read::closest(&self.name, known.iter().map(String::as_str)) {
-            write!(f, "; did you mean {}?", super::value::quoted(guess))?;
+        match super::read::closest(&self.name, known.iter().map(String::as_str)) {
+            Some(guess) => write!(f, "; did you mean {}?", super::value::quoted(guess))?,
+            None => f.write_str(";")?,
         }
         write!(f, " the policies are: {}", known.join(", "))
     }

@@ -259,6 +259,24 @@ impl Policies {
     /// Reads a set from a JSON file; its problems start with the path as
     /// given.
     ///
+    /// ```
+    /// use tenacious::config::Policies;
+    ///
+    /// let path = std::env::temp_dir().join(format!("retry-{}.json", std::process::id()));
+    /// std::fs::write(&path, r#"{"policies": {"search": {"max": "3"}}}"#)?;
+    /// let err = Policies::from_json_file(&path).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     format!(
+    ///         "{}: policies.search.max: \"3\": `max` takes an integer, the total number of \
+    ///          attempts: `max = 3`",
+    ///         path.display(),
+    ///     ),
+    /// );
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// A [`ConfigError`]: the file cannot be read, is not UTF-8 or not JSON,
@@ -272,6 +290,16 @@ impl Policies {
     /// `prefix` (`"TENACIOUS"` reads `TENACIOUS_POLICY_OPENAI_MAX`; see the
     /// [module](self#environment-variables) for the scheme); its problems
     /// start with `environment` and name the variable.
+    ///
+    /// ```
+    /// use tenacious::config::Policies;
+    ///
+    /// // Set by the deployment, e.g. `RETRY_DOCS_POLICY_SEARCH_MAX=4`; none here.
+    /// let policies = Policies::from_env("RETRY_DOCS")?;
+    /// assert!(policies.is_empty());
+    /// assert_eq!(policies.source(), "environment");
+    /// # Ok::<(), tenacious::config::ConfigError>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -412,6 +440,15 @@ impl Policies {
     }
 
     /// The policy named `name`, if the set has one.
+    ///
+    /// ```
+    /// use tenacious::config::Policies;
+    ///
+    /// let policies = Policies::from_toml_str("[policies.search]\nmax = 2\n")?;
+    /// assert_eq!(policies.get("search").map(|p| p.get_max()), Some(2));
+    /// assert!(policies.get("openai").is_none());
+    /// # Ok::<(), tenacious::config::ConfigError>(())
+    /// ```
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&Policy> {
         self.policies.get(name)
@@ -437,6 +474,17 @@ impl Policies {
     }
 
     /// Each policy with its name, in the names' order.
+    ///
+    /// ```
+    /// use tenacious::config::Policies;
+    ///
+    /// let policies = Policies::from_toml_str("[policies.b]\nmax = 2\n[policies.a]\n")?;
+    /// for (name, policy) in policies.iter() {
+    ///     println!("{name}:\n{}", policy.explain());
+    /// }
+    /// assert_eq!(policies.len(), 2);
+    /// # Ok::<(), tenacious::config::ConfigError>(())
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Policy)> {
         self.policies
             .iter()
@@ -464,6 +512,18 @@ impl Policies {
 
     /// The shared budget named `name` by the set's policies, if any: to
     /// read its balance, or to bind it to a store (feature `redis`).
+    ///
+    /// ```
+    /// use tenacious::config::Policies;
+    ///
+    /// let policies = Policies::from_toml_str(
+    ///     "[policies.a]\nbudget = \"fleet\"\nbreaker = \"openai\"\n[budgets.fleet]\ncapacity = 50\n",
+    /// )?;
+    /// assert_eq!(policies.budget("fleet").unwrap().balance(), 50);
+    /// assert_eq!(policies.breaker("openai").unwrap().get_name(), "openai");
+    /// assert!(policies.cooldown("openai").is_none());
+    /// # Ok::<(), tenacious::config::ConfigError>(())
+    /// ```
     #[must_use]
     pub fn budget(&self, name: &str) -> Option<&'static RetryBudget> {
         self.budgets.get(name).copied()
