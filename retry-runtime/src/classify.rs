@@ -207,7 +207,17 @@ pub struct Classified {
 }
 
 impl Classified {
-    /// `class`, with nothing else said.
+    /// `class`, with nothing else said; `const`, so a fixed answer can be
+    /// a `const`.
+    ///
+    /// ```
+    /// use tenacious::{Classified, ErrorClass};
+    ///
+    /// const SPENT: Classified = Classified::new(ErrorClass::Fatal);
+    /// assert_eq!(SPENT.class(), ErrorClass::Fatal);
+    /// assert_eq!(SPENT.retry_after(), None);
+    /// assert_eq!(Classified::invalid().class(), ErrorClass::Invalid);
+    /// ```
     #[must_use]
     pub const fn new(class: ErrorClass) -> Self {
         Self {
@@ -281,6 +291,14 @@ impl Classified {
     }
 
     /// The hint, if one was set, as [`Classify::hint`] gives it.
+    ///
+    /// ```
+    /// use tenacious::Classified;
+    ///
+    /// let org = "org-7";
+    /// let spent = Classified::fatal().with_hint(format!("{org} is out of credit"));
+    /// assert_eq!(spent.into_hint().as_deref(), Some("org-7 is out of credit"));
+    /// ```
     #[must_use]
     pub fn into_hint(self) -> Option<Cow<'static, str>> {
         self.hint
