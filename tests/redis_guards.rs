@@ -57,7 +57,12 @@ async fn a_cooldown_closed_by_one_process_holds_the_other() {
     store.bind(&B, "openai").unwrap();
     let limited = HttpError::new(StatusCode::TOO_MANY_REQUESTS)
         .with_retry_after(Some(Duration::from_secs(30)));
-    let _ = PA.retry(|| async { Err::<(), _>(limited) }).await;
+    let _ = PA
+        .retry(|| {
+            let limited = limited.clone(); // `Clone`, not `Copy`: it may hold a body
+            async move { Err::<(), _>(limited) }
+        })
+        .await;
     store.sync().await;
     assert!(B.is_closed(), "B mirrors A's closing");
     let left = B.reopens_in_at(std::time::Instant::now());
@@ -182,7 +187,12 @@ async fn one_process_s_rate_limit_headers_pace_the_other() {
         .remaining(0)
         .reset(Duration::from_secs(60));
     let limited = HttpError::new(StatusCode::TOO_MANY_REQUESTS).with_signals(signals);
-    let _ = PA.retry(|| async { Err::<(), _>(limited) }).await;
+    let _ = PA
+        .retry(|| {
+            let limited = limited.clone(); // `Clone`, not `Copy`: it may hold a body
+            async move { Err::<(), _>(limited) }
+        })
+        .await;
     // The report is sent in the background: wait for it (bounded).
     let mut rate = None;
     for _ in 0..200 {
@@ -398,7 +408,12 @@ async fn on_a_redis_cluster_each_guard_s_script_runs_on_the_node_of_its_slot() {
     let limited = HttpError::new(StatusCode::TOO_MANY_REQUESTS)
         .with_retry_after(Some(Duration::from_secs(30)));
     const PC: Policy = Policy::new().max(1).cooldown(&C).throttle(&T).breaker(&K);
-    let _ = PC.retry(|| async { Err::<(), _>(limited) }).await;
+    let _ = PC
+        .retry(|| {
+            let limited = limited.clone(); // `Clone`, not `Copy`: it may hold a body
+            async move { Err::<(), _>(limited) }
+        })
+        .await;
     // A counted failure, for the breaker's window (the 429 is not one).
     const PK: Policy = Policy::new().max(1).breaker(&K);
     let _ = PK

@@ -279,15 +279,17 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 /// | `fatal` | a variant or the struct | `ErrorClass::Fatal`: a human must fix it (401, 403, bad configuration); never retried |
 /// | `transparent` | a variant or struct with one field | every method answered by that field, which must be `Classify` |
 /// | `refused` | one variant holding a `tenacious::Refused` in its one unnamed field | the variant a guard's refusal becomes: an open circuit or a cooldown the call cannot wait for stops it before its first attempt; classified as the `Refused` is (`Transient`, with its hint) |
+/// | `with = path` | a variant with one field, a struct, or an enum as a whole | classified by the fn at `path`, handed the field (`fn(&Field)`) or the whole error (`fn(&Self)`), returning an `ErrorClass` or a `tenacious::Classified` (class, hint, retry-after, signals) |
 /// | `hint = "..."` | a variant or struct with a class | advice for the model or operator, fields interpolated |
 /// | `retry_after` | one field of a `rate_limited` case | that field, a `Duration` or `Option<Duration>`, is the server's hint |
 /// | `crate = path` | the type | where `tenacious` is, for a crate that reaches it through a re-export |
 ///
-/// Every variant of an enum carries exactly one class (`transparent` and
-/// `refused` count as one); a variant without one, or with two, is a compile error
+/// Every variant of an enum carries exactly one class (`transparent`,
+/// `refused` and `with` count as one); a variant without one, or with two, is a compile error
 /// naming it. On an enum the class is never written above the enum: the
-/// enum's own `#[classify(...)]` takes only `crate`, so adding a variant
-/// means deciding its class. On a struct, the class goes above the struct.
+/// enum's own `#[classify(...)]` takes only `crate`, and `with` (a fn that
+/// answers for every variant), so adding a variant means deciding its class.
+/// On a struct, the class goes above the struct.
 /// `variant()` is the variant's name (the struct's for a struct), for the
 /// error distribution in `tenacious::stats`.
 ///
@@ -399,6 +401,93 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 /// assert_eq!(refused.classify(), ErrorClass::Transient);
 /// assert_eq!(refused.variant(), "Refused");
 /// assert!(ToolError::refused().is_some());
+/// ```
+///
+/// ## `with = path`: classified by a fn
+///
+/// When the class depends on what the error holds (a provider's error
+/// body, a status and a code), name a fn that decides. On a variant, the
+/// fn is handed a reference to the variant's only field (`fn(&Field) ->
+/// R`); on the type, a reference to the error itself (`fn(&Self) -> R`),
+/// and on an enum it then answers for every variant, which say nothing of
+/// their own. `R` is an `ErrorClass`, or a `tenacious::Classified` to give
+/// a hint, a retry-after and signals too (defaults: none, none,
+/// `Signals::NONE`). `variant()` stays the variant's (or the struct's)
+/// name. The path may be an associated fn (`with = Self::classification`)
+/// and may be quoted (`with = "errors::by_body"`).
+///
+/// The fn gives the class, the hint and the retry-after, so a `with` case
+/// takes no class, no `hint` and no `retry_after` field; a variant without
+/// a field, or with several, has no one field to hand over (put `with` on
+/// the enum, or hold the fields in one struct). It is called once for each
+/// `Classify` method asked: keep it cheap, reading what the error holds,
+/// never doing I/O. The compiler checks its argument and return types at
+/// the path; the bounds a generic fn needs go on the type's parameters.
+/// For HTTP, `tenacious::HttpError` (feature `http`) already classifies by
+/// the provider's error body; a `with` fn can refine what it says.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Classified, Classify, ErrorClass};
+///
+/// #[derive(Debug)]
+/// struct ProviderBody {
+///     code: String,
+///     message: String,
+/// }
+///
+/// fn by_body(body: &ProviderBody) -> Classified {
+///     match body.code.as_str() {
+///         "insufficient_quota" => {
+///             Classified::fatal().with_hint("the account's quota is spent: a human must add credit")
+///         }
+///         "context_length_exceeded" => {
+///             Classified::invalid().with_hint(format!("shorten the prompt: {}", body.message))
+///         }
+///         "rate_limit_exceeded" => {
+///             Classified::rate_limited().with_retry_after(Some(Duration::from_secs(1)))
+///         }
+///         _ => Classified::transient(),
+///     }
+/// }
+///
+/// #[derive(Debug, Classify)]
+/// enum ModelError {
+///     #[classify(with = by_body)]
+///     Provider(ProviderBody),
+///     #[classify(transient)]
+///     Timeout,
+/// }
+///
+/// #[derive(Debug, Classify)]
+/// #[classify(with = Self::classification)]
+/// struct ToolFailure {
+///     exit_code: i32,
+/// }
+///
+/// impl ToolFailure {
+///     fn classification(&self) -> ErrorClass {
+///         match self.exit_code {
+///             75 => ErrorClass::Transient, // EX_TEMPFAIL: try again later
+///             _ => ErrorClass::Invalid,
+///         }
+///     }
+/// }
+///
+/// let spent = ModelError::Provider(ProviderBody {
+///     code: "insufficient_quota".into(),
+///     message: "You exceeded your current quota".into(),
+/// });
+/// assert_eq!(spent.classify(), ErrorClass::Fatal);
+/// assert_eq!(spent.hint().as_deref(), Some("the account's quota is spent: a human must add credit"));
+/// assert_eq!(spent.variant(), "Provider");
+/// let long = ModelError::Provider(ProviderBody {
+///     code: "context_length_exceeded".into(),
+///     message: "maximum context length is 8192 tokens".into(),
+/// });
+/// assert_eq!(long.hint().as_deref(), Some("shorten the prompt: maximum context length is 8192 tokens"));
+/// assert_eq!(ToolFailure { exit_code: 75 }.classify(), ErrorClass::Transient);
+/// assert_eq!(ToolFailure { exit_code: 2 }.variant(), "ToolFailure");
 /// ```
 ///
 /// ## `retry_after`: the server's hint

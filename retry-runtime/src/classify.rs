@@ -208,6 +208,159 @@ pub trait Classify {
     }
 }
 
+/// What a classifying fn says of an error: its [`ErrorClass`] and,
+/// optionally, a hint, the server's wait and [`Signals`](crate::Signals).
+/// The fn named by `#[classify(with = path)]` returns one (or a bare
+/// `ErrorClass`, which converts into one with nothing else said).
+///
+/// Defaults: no hint, no retry-after, [`Signals::NONE`](crate::Signals::NONE).
+/// The constructors are `const`; the builders take `self` and are not, as
+/// a hint may own its text.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Classified, ErrorClass, Signals};
+///
+/// let spent = Classified::fatal().with_hint("the account's quota is spent; a human must add credit");
+/// assert_eq!(spent.class(), ErrorClass::Fatal);
+/// assert_eq!(spent.hint(), Some("the account's quota is spent; a human must add credit"));
+///
+/// let busy = Classified::rate_limited()
+///     .with_retry_after(Some(Duration::from_secs(2)))
+///     .with_signals(Signals::NONE.remaining(0));
+/// assert_eq!(busy.retry_after(), Some(Duration::from_secs(2)));
+/// assert_eq!(busy.signals().get_remaining(), Some(0));
+///
+/// let plain = Classified::from(ErrorClass::Transient);
+/// assert_eq!(plain, Classified::transient());
+/// assert_eq!(plain.hint(), None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Classified {
+    class: ErrorClass,
+    hint: Option<Cow<'static, str>>,
+    retry_after: Option<Duration>,
+    signals: crate::Signals,
+}
+
+impl Classified {
+    /// `class`, with nothing else said; `const`, so a fixed answer can be
+    /// a `const`.
+    ///
+    /// ```
+    /// use tenacious::{Classified, ErrorClass};
+    ///
+    /// const SPENT: Classified = Classified::new(ErrorClass::Fatal);
+    /// assert_eq!(SPENT.class(), ErrorClass::Fatal);
+    /// assert_eq!(SPENT.retry_after(), None);
+    /// assert_eq!(Classified::invalid().class(), ErrorClass::Invalid);
+    /// ```
+    #[must_use]
+    pub const fn new(class: ErrorClass) -> Self {
+        Self {
+            class,
+            hint: None,
+            retry_after: None,
+            signals: crate::Signals::NONE,
+        }
+    }
+
+    /// [`ErrorClass::Transient`], with nothing else said.
+    #[must_use]
+    pub const fn transient() -> Self {
+        Self::new(ErrorClass::Transient)
+    }
+
+    /// [`ErrorClass::RateLimited`], with nothing else said.
+    #[must_use]
+    pub const fn rate_limited() -> Self {
+        Self::new(ErrorClass::RateLimited)
+    }
+
+    /// [`ErrorClass::Invalid`], with nothing else said.
+    #[must_use]
+    pub const fn invalid() -> Self {
+        Self::new(ErrorClass::Invalid)
+    }
+
+    /// [`ErrorClass::Fatal`], with nothing else said.
+    #[must_use]
+    pub const fn fatal() -> Self {
+        Self::new(ErrorClass::Fatal)
+    }
+
+    /// Sets the advice for the model or the operator
+    /// ([`Classify::hint`]), a `&'static str` or a `String`.
+    #[must_use]
+    pub fn with_hint(self, hint: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            hint: Some(hint.into()),
+            ..self
+        }
+    }
+
+    /// Sets the server's wait ([`Classify::retry_after`]); the retry loop
+    /// reads it on a `RateLimited` error only.
+    #[must_use]
+    pub fn with_retry_after(self, retry_after: Option<Duration>) -> Self {
+        Self {
+            retry_after,
+            ..self
+        }
+    }
+
+    /// Sets what the error says about the provider ([`Classify::signals`]).
+    #[must_use]
+    pub fn with_signals(self, signals: crate::Signals) -> Self {
+        Self { signals, ..self }
+    }
+
+    /// The class.
+    #[must_use]
+    pub const fn class(&self) -> ErrorClass {
+        self.class
+    }
+
+    /// The hint, if one was set.
+    #[must_use]
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+
+    /// The hint, if one was set, as [`Classify::hint`] gives it.
+    ///
+    /// ```
+    /// use tenacious::Classified;
+    ///
+    /// let org = "org-7";
+    /// let spent = Classified::fatal().with_hint(format!("{org} is out of credit"));
+    /// assert_eq!(spent.into_hint().as_deref(), Some("org-7 is out of credit"));
+    /// ```
+    #[must_use]
+    pub fn into_hint(self) -> Option<Cow<'static, str>> {
+        self.hint
+    }
+
+    /// The server's wait, if one was set.
+    #[must_use]
+    pub const fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+
+    /// What the error says about the provider; `Signals::NONE` unless set.
+    #[must_use]
+    pub const fn signals(&self) -> crate::Signals {
+        self.signals
+    }
+}
+
+/// The class alone: no hint, no retry-after, no signals.
+impl From<ErrorClass> for Classified {
+    fn from(class: ErrorClass) -> Self {
+        Self::new(class)
+    }
+}
+
 /// `Classify` for a pointer to an error: every method forwards to the
 /// error it points at.
 macro_rules! forward_classify {

@@ -36,3 +36,40 @@ impl RetryAfterField for Option<Duration> {
         *self
     }
 }
+
+/// What the fn named by `#[classify(with = path)]` may return: an
+/// [`ErrorClass`](crate::ErrorClass) (nothing else said) or a
+/// [`Classified`](crate::Classified) (with a hint, a retry-after, signals).
+///
+/// The derive calls it on the fn's result, so any other return type fails
+/// to compile with a message on the path.
+///
+/// ```
+/// use tenacious::__private::WithOutput;
+/// use tenacious::{Classified, ErrorClass};
+///
+/// assert_eq!(ErrorClass::Fatal.into_classified(), Classified::fatal());
+/// let hinted = Classified::invalid().with_hint("shorten the prompt");
+/// assert_eq!(hinted.clone().into_classified(), hinted);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`#[classify(with = ...)]` needs a fn returning `ErrorClass` or `Classified`, not `{Self}`",
+    label = "this fn returns `{Self}`",
+    note = "return `tenacious::ErrorClass` for the class alone, or `tenacious::Classified` to give a hint, a retry-after or signals too"
+)]
+pub trait WithOutput {
+    /// The classification this result says.
+    fn into_classified(self) -> crate::Classified;
+}
+
+impl WithOutput for crate::ErrorClass {
+    fn into_classified(self) -> crate::Classified {
+        crate::Classified::new(self)
+    }
+}
+
+impl WithOutput for crate::Classified {
+    fn into_classified(self) -> crate::Classified {
+        self
+    }
+}

@@ -1,6 +1,7 @@
 //! HTTP status codes and responses as classified errors (feature `http`).
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use ::http::{HeaderMap, Response, StatusCode};
@@ -73,7 +74,7 @@ impl Classify for StatusCode {
             }
             413 => "the request is too large; send less",
             422 => "the request was understood but its content was rejected; fix the arguments",
-            429 => "the server is rate limiting; wait before trying again",
+            429 => RATE_LIMITED,
             501 => "the server does not support this request",
             503 => "the service is unavailable; trying again later may succeed",
             511 => "the network requires sign-in; a human must authenticate",
@@ -111,8 +112,9 @@ const fn variant_names() -> [[u8; 9]; 900] {
     names
 }
 
-/// A failed HTTP response, classified from its status **and** headers: use it
-/// as your error type, or as a `#[classify(transparent)]` variant of it.
+/// A failed HTTP response, classified from its status, headers **and**
+/// error body: use it as your error type, or as a `#[classify(transparent)]`
+/// variant of it.
 ///
 /// On top of the [status table](crate::Classify#impl-Classify-for-StatusCode):
 ///
@@ -140,10 +142,49 @@ const fn variant_names() -> [[u8; 9]; 900] {
 ///   rate-limit window's requests left and reset, read with
 ///   [`rate_limits::from_headers`] (OpenAI's `x-ratelimit-*-requests`,
 ///   Anthropic's `anthropic-ratelimit-requests-*`), and overloaded for a
-///   529. A 503 that says "overloaded" says it in its body, which is left
-///   alone: set it with [`with_overloaded`](HttpError::with_overloaded).
+///   529 or an `overloaded_error` body. A 503 that says "overloaded" in
+///   words of its own can be told so with
+///   [`with_overloaded`](HttpError::with_overloaded).
+/// - **The provider's error body**, when it was given
+///   ([`from_parts_with_body`](HttpError::from_parts_with_body),
+///   [`with_body`](HttpError::with_body), or with feature `reqwest`
+///   `HttpError::read(response).await`): at most [`MAX_BODY`](HttpError::MAX_BODY)
+///   bytes (64 KiB) are kept, and a whole body is parsed once, when the
+///   error is made, as the JSON error object of OpenAI
+///   (`{"error": {"message", "type", "param", "code"}}`), of Anthropic
+///   (`{"type": "error", "error": {"type", "message", "details":
+///   {"error_code"}}}`), or a flat `{"message", "type", "code"}` (Mistral,
+///   vLLM). [`error_type`](HttpError::error_type),
+///   [`error_code`](HttpError::error_code) and
+///   [`error_message`](HttpError::error_message) give what it says, and
+///   these presets classify by it:
 ///
-/// [`variant`](Classify::variant) is the status's (`"Status503"`).
+/// | the body says (`error.code`, `error.type` or Anthropic's `error.details.error_code`) | typical status | class | hint |
+/// |---|---|---|---|
+/// | `insufficient_quota` (OpenAI: the account's credit is spent) | 429 | `Fatal` | "the account's quota is spent: a human must add credit or raise its plan; retrying will not help" |
+/// | a spend limit: `enforced_spend_limit_reached` (Anthropic, the usage tier's monthly cap), `organization_spend_limit_exceeded`, `project_spend_limit_exceeded`, `billing_hard_limit_reached`, `billing_not_active` (OpenAI), `billing_error` (Anthropic); or an Anthropic `invalid_request_error` whose message starts "You have reached your specified API usage limits", "You have reached your specified workspace API usage limits" or "Your credit balance is too low" | 429, 400, 402 | `Fatal` | "the account reached its spending limit: a human must raise the limit or add credit; retrying will not help" |
+/// | `context_length_exceeded` (OpenAI and OpenAI-compatible servers); or an Anthropic `invalid_request_error` whose message starts "prompt is too long" | 400 | `Invalid` | "the prompt is longer than the model's context window: shorten it or summarise earlier turns" |
+/// | `overloaded_error` (Anthropic: the provider is short of capacity for everyone) | 529, 503, 500 | `Transient` (`RateLimited` with a server hint), signals overloaded | "the provider is overloaded; trying again later may succeed" |
+/// | `rate_limit_exceeded` (OpenAI), `rate_limit_error` (Anthropic) | 429 | `RateLimited`, waiting its `Retry-After` | "the server is rate limiting; wait before trying again" |
+/// | anything else, a body that is not JSON, a body over the bound | any | as without a body | as without a body |
+///
+/// The rows are tried in this order, so Anthropic's spend cap (a
+/// `rate_limit_error` whose `details.error_code` is
+/// `enforced_spend_limit_reached`) is `Fatal`, not a rate limit. A `Fatal`
+/// or `Invalid` preset is final: the account or the prompt must change
+/// before the request can succeed, whatever the status or
+/// `x-should-retry: true` say. The `Transient` and `RateLimited` presets
+/// replace the status's class and then go through the `x-should-retry`
+/// and hint rules above, as the status's class would.
+///
+/// [`variant`](Classify::variant) is the status's (`"Status503"`), with a
+/// body or without.
+///
+/// `Clone`, not `Copy`: the body is shared behind an `Arc`, so a clone
+/// costs a reference count, never a copy of the body. For the same reason
+/// the `with_*` builders are not `const` (a `const fn` cannot drop the
+/// value it replaces); [`new`](HttpError::new) and
+/// [`from_refused`](HttpError::from_refused) still are.
 ///
 /// ```
 /// use std::time::Duration;
@@ -168,8 +209,16 @@ const fn variant_names() -> [[u8; 9]; 900] {
 /// assert_eq!(error.signals().get_reset(), Some(Duration::from_secs(360)));
 /// let overloaded = HttpError::from_parts(StatusCode::from_u16(529).unwrap(), &HeaderMap::new());
 /// assert!(overloaded.signals().is_overloaded());
+///
+/// // OpenAI's 429 for a spent account: not a rate limit.
+/// let body = br#"{"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+///                 "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}"#;
+/// let spent = HttpError::from_parts_with_body(StatusCode::TOO_MANY_REQUESTS, &HeaderMap::new(), body);
+/// assert_eq!(spent.classify(), ErrorClass::Fatal);
+/// assert_eq!(spent.error_code(), Some("insufficient_quota"));
+/// assert!(spent.hint().unwrap().contains("quota is spent"));
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HttpError {
     status: StatusCode,
     retry_after: Option<Duration>,
@@ -178,6 +227,194 @@ pub struct HttpError {
     /// Why a guard refused the call before its first attempt, for an
     /// error made from a [`Refused`](crate::Refused) (no response).
     refused: Option<StopReason>,
+    /// The error body and what it says, when one was given.
+    body: Option<Arc<Body>>,
+}
+
+/// The kept error body, parsed once.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Body {
+    /// At most [`HttpError::MAX_BODY`] bytes.
+    bytes: Box<[u8]>,
+    /// The body was longer than `bytes` (cut at the bound, or the
+    /// connection failed while it was read): it is not parsed.
+    truncated: bool,
+    error: ProviderError,
+    preset: Option<Preset>,
+}
+
+/// Bytes in a body's `Debug`: enough to recognise it, never 64 KiB of log.
+const DEBUG_BYTES: usize = 256;
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown = &self.bytes[..self.bytes.len().min(DEBUG_BYTES)];
+        f.debug_struct("Body")
+            .field("len", &self.bytes.len())
+            .field("truncated", &self.truncated)
+            .field("text", &String::from_utf8_lossy(shown))
+            .field("error", &self.error)
+            .field("preset", &self.preset)
+            .finish()
+    }
+}
+
+/// What a provider's JSON error object says.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+struct ProviderError {
+    kind: Option<Box<str>>,
+    code: Option<Box<str>>,
+    message: Option<Box<str>>,
+}
+
+/// The classifications the body presets give: see the table on
+/// [`HttpError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Preset {
+    Quota,
+    SpendLimit,
+    ContextLength,
+    Overloaded,
+    RateLimit,
+}
+
+/// Codes and types of each preset, in the order they are tried.
+const PRESETS: [(Preset, &[&str]); 5] = [
+    (Preset::Quota, &["insufficient_quota"]),
+    (
+        Preset::SpendLimit,
+        &[
+            "enforced_spend_limit_reached",
+            "organization_spend_limit_exceeded",
+            "project_spend_limit_exceeded",
+            "billing_hard_limit_reached",
+            "billing_not_active",
+            "billing_error",
+        ],
+    ),
+    (Preset::ContextLength, &["context_length_exceeded"]),
+    (Preset::Overloaded, &["overloaded_error"]),
+    (
+        Preset::RateLimit,
+        &["rate_limit_exceeded", "rate_limit_error"],
+    ),
+];
+
+/// Anthropic's `invalid_request_error` says these in its message only.
+const ANTHROPIC_INVALID_REQUEST: &str = "invalid_request_error";
+const SPEND_LIMIT_MESSAGES: [&str; 3] = [
+    "You have reached your specified API usage limits",
+    "You have reached your specified workspace API usage limits",
+    "Your credit balance is too low",
+];
+const CONTEXT_LENGTH_MESSAGE: &str = "prompt is too long";
+
+impl Preset {
+    /// The preset a provider's error object calls for, if any.
+    fn of(error: &ProviderError) -> Option<Self> {
+        let says = |names: &[&str]| {
+            [&error.code, &error.kind]
+                .into_iter()
+                .flatten()
+                .any(|value| names.contains(&&**value))
+        };
+        let by_name = PRESETS
+            .iter()
+            .find(|(_, names)| says(names))
+            .map(|(preset, _)| *preset);
+        // A code or type wins over words; words only in Anthropic's
+        // invalid request, where they are all it says.
+        if by_name.is_some() || error.kind.as_deref() != Some(ANTHROPIC_INVALID_REQUEST) {
+            return by_name;
+        }
+        let message = error.message.as_deref()?;
+        if SPEND_LIMIT_MESSAGES
+            .iter()
+            .any(|start| message.starts_with(start))
+        {
+            Some(Self::SpendLimit)
+        } else if message.starts_with(CONTEXT_LENGTH_MESSAGE) {
+            Some(Self::ContextLength)
+        } else {
+            None
+        }
+    }
+
+    const fn class(self) -> ErrorClass {
+        match self {
+            Self::Quota | Self::SpendLimit => ErrorClass::Fatal,
+            Self::ContextLength => ErrorClass::Invalid,
+            Self::Overloaded => ErrorClass::Transient,
+            Self::RateLimit => ErrorClass::RateLimited,
+        }
+    }
+
+    const fn hint(self) -> &'static str {
+        match self {
+            Self::Quota => {
+                "the account's quota is spent: a human must add credit or raise its plan; \
+                 retrying will not help"
+            }
+            Self::SpendLimit => {
+                "the account reached its spending limit: a human must raise the limit or add \
+                 credit; retrying will not help"
+            }
+            Self::ContextLength => {
+                "the prompt is longer than the model's context window: shorten it or summarise \
+                 earlier turns"
+            }
+            Self::Overloaded => "the provider is overloaded; trying again later may succeed",
+            Self::RateLimit => RATE_LIMITED,
+        }
+    }
+
+    /// Whether the preset decides alone: the account or the prompt must
+    /// change, whatever the status and headers say.
+    const fn is_final(self) -> bool {
+        !self.class().is_retryable()
+    }
+}
+
+/// The status table's hint for a 429, shared by the rate-limit preset.
+const RATE_LIMITED: &str = "the server is rate limiting; wait before trying again";
+
+impl ProviderError {
+    /// Reads a JSON error object; anything else says nothing. The body is
+    /// bounded before it gets here, and `serde_json` bounds its nesting,
+    /// so hostile input costs little and never panics.
+    fn parse(bytes: &[u8]) -> Self {
+        use serde_json::Value;
+
+        let Ok(Value::Object(root)) = serde_json::from_slice::<Value>(bytes) else {
+            return Self::default();
+        };
+        let text = |value: Option<&Value>| value.and_then(Value::as_str).map(Box::<str>::from);
+        match root.get("error") {
+            // OpenAI, Anthropic, and servers copying either.
+            Some(Value::Object(error)) => Self {
+                kind: text(error.get("type")),
+                code: text(error.get("code")).or_else(|| {
+                    text(
+                        error
+                            .get("details")
+                            .and_then(|details| details.get("error_code")),
+                    )
+                }),
+                message: text(error.get("message")),
+            },
+            // `{"error": "..."}`: a message alone.
+            Some(Value::String(message)) => Self {
+                message: Some(message.as_str().into()),
+                ..Self::default()
+            },
+            // A flat error object (Mistral, vLLM).
+            _ => Self {
+                kind: text(root.get("type")),
+                code: text(root.get("code")),
+                message: text(root.get("message")),
+            },
+        }
+    }
 }
 
 /// Anthropic's (and others') "overloaded": the provider as a whole is
@@ -195,8 +432,21 @@ impl HttpError {
             should_retry: None,
             signals: Signals::NONE.overloaded(status.as_u16() == OVERLOADED),
             refused: None,
+            body: None,
         }
     }
+
+    /// The most bytes of an error body kept: 64 KiB. A provider's JSON
+    /// error is a few hundred bytes; a longer body is an HTML error page
+    /// or a proxy's, kept cut at this bound (and then not parsed) so an
+    /// error costs bounded memory.
+    ///
+    /// ```
+    /// use tenacious::HttpError;
+    ///
+    /// assert_eq!(HttpError::MAX_BODY, 65_536);
+    /// ```
+    pub const MAX_BODY: usize = 64 * 1024;
 
     /// The error of a call a guard stopped before its first attempt (an
     /// open circuit, a cooldown it cannot wait for): no request was sent.
@@ -214,9 +464,15 @@ impl HttpError {
     /// ```
     #[must_use]
     pub const fn from_refused(refused: crate::Refused) -> Self {
+        // Written out, not `..Self::new(..)`: a `const fn` cannot drop the
+        // rest of a value whose type owns a body.
         Self {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            retry_after: None,
+            should_retry: None,
+            signals: Signals::NONE,
             refused: Some(refused.reason()),
-            ..Self::new(StatusCode::SERVICE_UNAVAILABLE)
+            body: None,
         }
     }
 
@@ -246,18 +502,96 @@ impl HttpError {
             signals: rate_limits::from_headers_at(headers, now)
                 .overloaded(status.as_u16() == OVERLOADED),
             refused: None,
+            body: None,
         }
     }
 
-    /// Reads a response's status and headers; the body is left alone.
+    /// Reads a response's status, headers **and** error body (see
+    /// [`with_body`](Self::with_body)), taking an HTTP-date `Retry-After`
+    /// relative to the system clock now.
+    ///
+    /// ```
+    /// use http::{HeaderMap, StatusCode};
+    /// use tenacious::{Classify, ErrorClass, HttpError};
+    ///
+    /// let body = br#"{"error": {"message": "This model's maximum context length is 8192 tokens.",
+    ///                 "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}"#;
+    /// let error = HttpError::from_parts_with_body(StatusCode::BAD_REQUEST, &HeaderMap::new(), body);
+    /// assert_eq!(error.classify(), ErrorClass::Invalid);
+    /// assert_eq!(
+    ///     error.hint().as_deref(),
+    ///     Some("the prompt is longer than the model's context window: shorten it or summarise earlier turns"),
+    /// );
+    /// ```
+    #[must_use]
+    pub fn from_parts_with_body(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Self {
+        Self::from_parts(status, headers).with_body(body)
+    }
+
+    /// Reads a response's status and headers; the body is left alone (give
+    /// it with [`with_body`](Self::with_body)).
     #[must_use]
     pub fn from_response<B>(response: &Response<B>) -> Self {
         Self::from_parts(response.status(), response.headers())
     }
 
+    /// Keeps the response's error body, at most [`MAX_BODY`](Self::MAX_BODY)
+    /// bytes of it, replacing any given before, and classifies by what it
+    /// says (the presets in the [type's docs](Self)). A body over the bound
+    /// is kept cut and not parsed; one that is not a JSON error object is
+    /// kept and says nothing. An `overloaded_error` sets the overloaded
+    /// signal.
+    ///
+    /// ```
+    /// use http::StatusCode;
+    /// use tenacious::{Classify, ErrorClass, HttpError};
+    ///
+    /// let body = br#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#;
+    /// let error = HttpError::new(StatusCode::INTERNAL_SERVER_ERROR).with_body(body);
+    /// assert_eq!(error.classify(), ErrorClass::Transient);
+    /// assert!(error.signals().is_overloaded());
+    /// assert_eq!(error.error_type(), Some("overloaded_error"));
+    /// assert_eq!(error.body(), Some(&body[..]));
+    ///
+    /// let page = HttpError::new(StatusCode::BAD_GATEWAY).with_body(b"<html>502 Bad Gateway</html>");
+    /// assert_eq!(page.error_type(), None);
+    /// assert_eq!(page.classify(), ErrorClass::Transient);
+    /// ```
+    #[must_use]
+    pub fn with_body(self, body: &[u8]) -> Self {
+        let kept = &body[..body.len().min(Self::MAX_BODY)];
+        self.with_kept_body(kept.into(), body.len() > Self::MAX_BODY)
+    }
+
+    /// [`with_body`](Self::with_body) of bytes already bounded;
+    /// `truncated`: they are not the whole body.
+    pub(crate) fn with_kept_body(self, bytes: Box<[u8]>, truncated: bool) -> Self {
+        let error = if truncated {
+            ProviderError::default()
+        } else {
+            ProviderError::parse(&bytes)
+        };
+        let preset = Preset::of(&error);
+        let signals = if preset == Some(Preset::Overloaded) {
+            self.signals.overloaded(true)
+        } else {
+            self.signals
+        };
+        Self {
+            signals,
+            body: Some(Arc::new(Body {
+                bytes,
+                truncated,
+                error,
+                preset,
+            })),
+            ..self
+        }
+    }
+
     /// Sets the server's hint, replacing any read from headers.
     #[must_use]
-    pub const fn with_retry_after(self, retry_after: Option<Duration>) -> Self {
+    pub fn with_retry_after(self, retry_after: Option<Duration>) -> Self {
         Self {
             retry_after,
             ..self
@@ -266,7 +600,7 @@ impl HttpError {
 
     /// Sets the `x-should-retry` verdict, replacing any read from headers.
     #[must_use]
-    pub const fn with_should_retry(self, should_retry: Option<bool>) -> Self {
+    pub fn with_should_retry(self, should_retry: Option<bool>) -> Self {
         Self {
             should_retry,
             ..self
@@ -286,7 +620,7 @@ impl HttpError {
     /// assert_eq!(error.signals(), window);
     /// ```
     #[must_use]
-    pub const fn with_signals(self, signals: Signals) -> Self {
+    pub fn with_signals(self, signals: Signals) -> Self {
         Self { signals, ..self }
     }
 
@@ -301,7 +635,7 @@ impl HttpError {
     /// assert!(error.signals().is_overloaded());
     /// ```
     #[must_use]
-    pub const fn with_overloaded(self, overloaded: bool) -> Self {
+    pub fn with_overloaded(self, overloaded: bool) -> Self {
         Self {
             signals: self.signals.overloaded(overloaded),
             ..self
@@ -320,8 +654,117 @@ impl HttpError {
         self.should_retry
     }
 
+    /// The error body kept (at most [`MAX_BODY`](Self::MAX_BODY) bytes),
+    /// or `None` if none was given.
+    ///
+    /// ```
+    /// use http::StatusCode;
+    /// use tenacious::HttpError;
+    ///
+    /// assert_eq!(HttpError::new(StatusCode::BAD_GATEWAY).body(), None);
+    /// let error = HttpError::new(StatusCode::BAD_GATEWAY).with_body(b"upstream reset");
+    /// assert_eq!(error.body(), Some(&b"upstream reset"[..]));
+    /// ```
+    #[must_use]
+    pub fn body(&self) -> Option<&[u8]> {
+        self.body.as_ref().map(|body| &*body.bytes)
+    }
+
+    /// Whether the kept body is not the whole body: it was longer than
+    /// [`MAX_BODY`](Self::MAX_BODY), or the connection failed while it was
+    /// read. Such a body is not parsed. `false` without a body.
+    ///
+    /// ```
+    /// use http::StatusCode;
+    /// use tenacious::HttpError;
+    ///
+    /// let huge = vec![b' '; HttpError::MAX_BODY + 1];
+    /// let error = HttpError::new(StatusCode::BAD_GATEWAY).with_body(&huge);
+    /// assert!(error.is_body_truncated());
+    /// assert_eq!(error.body().map(<[u8]>::len), Some(HttpError::MAX_BODY));
+    /// ```
+    #[must_use]
+    pub fn is_body_truncated(&self) -> bool {
+        self.body.as_ref().is_some_and(|body| body.truncated)
+    }
+
+    /// The provider's error type: `error.type` (`"insufficient_quota"`,
+    /// `"invalid_request_error"` at OpenAI; `"overloaded_error"`,
+    /// `"rate_limit_error"` at Anthropic), or a flat object's `type`.
+    /// `None` without a body, or when the body does not say.
+    ///
+    /// ```
+    /// use http::StatusCode;
+    /// use tenacious::HttpError;
+    ///
+    /// let body = br#"{"type": "error", "error": {"type": "rate_limit_error", "message": "slow down",
+    ///                 "details": {"error_code": "enforced_spend_limit_reached"}}}"#;
+    /// let error = HttpError::new(StatusCode::TOO_MANY_REQUESTS).with_body(body);
+    /// assert_eq!(error.error_type(), Some("rate_limit_error"));
+    /// assert_eq!(error.error_code(), Some("enforced_spend_limit_reached"));
+    /// assert_eq!(error.error_message(), Some("slow down"));
+    /// ```
+    #[must_use]
+    pub fn error_type(&self) -> Option<&str> {
+        self.provider_error()?.kind.as_deref()
+    }
+
+    /// The provider's error code: OpenAI's `error.code`
+    /// (`"insufficient_quota"`, `"context_length_exceeded"`,
+    /// `"rate_limit_exceeded"`), else Anthropic's `error.details.error_code`
+    /// (`"enforced_spend_limit_reached"`), or a flat object's `code`. A code
+    /// that is not a string (`"code": 400`) is not read. `None` without a
+    /// body, or when the body does not say.
+    ///
+    /// ```
+    /// use http::StatusCode;
+    /// use tenacious::HttpError;
+    ///
+    /// let body = br#"{"error": {"message": "Rate limit reached", "type": "requests", "param": null,
+    ///                 "code": "rate_limit_exceeded"}}"#;
+    /// let error = HttpError::new(StatusCode::TOO_MANY_REQUESTS).with_body(body);
+    /// assert_eq!(error.error_code(), Some("rate_limit_exceeded"));
+    /// assert_eq!(error.error_type(), Some("requests"));
+    /// ```
+    #[must_use]
+    pub fn error_code(&self) -> Option<&str> {
+        self.provider_error()?.code.as_deref()
+    }
+
+    /// The provider's message (`error.message`), for the logs and for a
+    /// model that can act on it ("maximum context length is 8192 tokens").
+    /// `None` without a body, or when the body does not say.
+    ///
+    /// ```
+    /// use http::StatusCode;
+    /// use tenacious::HttpError;
+    ///
+    /// let error = HttpError::new(StatusCode::BAD_GATEWAY).with_body(br#"{"error": "upstream timed out"}"#);
+    /// assert_eq!(error.error_message(), Some("upstream timed out"));
+    /// assert_eq!(error.error_code(), None);
+    /// ```
+    #[must_use]
+    pub fn error_message(&self) -> Option<&str> {
+        self.provider_error()?.message.as_deref()
+    }
+
+    fn provider_error(&self) -> Option<&ProviderError> {
+        self.body.as_ref().map(|body| &body.error)
+    }
+
+    fn preset(&self) -> Option<Preset> {
+        self.body.as_ref().and_then(|body| body.preset)
+    }
+
+    /// The class before `x-should-retry` and the server's hint: the
+    /// body's preset, else the status's.
+    fn base_class(&self) -> ErrorClass {
+        self.preset()
+            .map_or_else(|| self.status.classify(), Preset::class)
+    }
+
     fn server_refused_retry(&self) -> bool {
-        self.should_retry == Some(false) && is_retryable(self.status.classify())
+        self.should_retry == Some(false) && is_retryable(self.base_class())
     }
 }
 
@@ -330,7 +773,10 @@ impl Classify for HttpError {
         if self.refused.is_some() {
             return ErrorClass::Transient;
         }
-        let class = match (self.should_retry, self.status.classify()) {
+        if let Some(preset) = self.preset().filter(|preset| preset.is_final()) {
+            return preset.class();
+        }
+        let class = match (self.should_retry, self.base_class()) {
             (Some(false), class) if is_retryable(class) => ErrorClass::Invalid,
             (Some(true), class) if !is_retryable(class) => ErrorClass::Transient,
             (_, class) => class,
@@ -354,7 +800,10 @@ impl Classify for HttpError {
                 "the server asked not to retry this request; change it or try another route",
             ));
         }
-        self.status.hint()
+        match self.preset() {
+            Some(preset) => Some(Cow::Borrowed(preset.hint())),
+            None => self.status.hint(),
+        }
     }
 
     fn variant(&self) -> &'static str {
@@ -385,6 +834,14 @@ impl fmt::Display for HttpError {
         write!(f, "HTTP {}", self.status)?;
         if let Some(wait) = self.retry_after {
             write!(f, " (retry after {wait:?})")?;
+        }
+        if let Some(error) = self.provider_error() {
+            if let Some(name) = error.code.as_deref().or(error.kind.as_deref()) {
+                write!(f, ": {name}")?;
+            }
+            if let Some(message) = error.message.as_deref() {
+                write!(f, ": {message}")?;
+            }
         }
         Ok(())
     }

@@ -129,7 +129,7 @@ pub use backoff::{Jitter, backoff_delay, seed_jitter};
 pub use breaker::{Breaker, BreakerState, BreakerStats};
 pub use budget::RetryBudget;
 pub use call_key::KeySource;
-pub use classify::{Classify, ErrorClass};
+pub use classify::{Classified, Classify, ErrorClass};
 pub use clock::MIN_ATTEMPT;
 pub use cooldown::Cooldown;
 pub use elapsed::{Elapsed, Limit};
@@ -153,7 +153,7 @@ pub use throttle::{Throttle, ThrottleStats};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::call_key::{ArgHasher, ArgProbe, HashArg, KeySource, SkipArg};
-    pub use crate::classify_derive::RetryAfterField;
+    pub use crate::classify_derive::{RetryAfterField, WithOutput};
     pub use crate::clock::Clock;
     pub use crate::driver::{
         Attempting, AttemptingTimed, attempt, attempt_blocking, attempt_timed, sleep,

@@ -19,9 +19,12 @@ use crate::{Classify, ErrorClass, HttpError};
 /// | [`is_upgrade`](reqwest::Error::is_upgrade) | `Invalid` | `"Upgrade"` | the server refuses the protocol |
 /// | anything else | `Transient` | `"Other"` | a kind reqwest adds later; bounded by `max` |
 ///
-/// A `reqwest::Error` carries no headers, so [`retry_after`](Classify::retry_after)
-/// is `None`: to honour `Retry-After` and `x-should-retry`, turn the response
-/// into an [`HttpError`] before calling `error_for_status`:
+/// A `reqwest::Error` carries no headers and no body, so
+/// [`retry_after`](Classify::retry_after) is `None` and a 429 is a rate
+/// limit even when its body says the account is spent: to honour
+/// `Retry-After`, `x-should-retry` and the provider's error body, turn the
+/// response into an [`HttpError`] with [`HttpError::read`] instead of
+/// calling `error_for_status`:
 ///
 /// ```no_run
 /// use tenacious::HttpError;
@@ -29,7 +32,7 @@ use crate::{Classify, ErrorClass, HttpError};
 /// # async fn fetch(client: reqwest::Client) -> Result<String, Box<dyn std::error::Error>> {
 /// let response = client.get("https://example.com").send().await?;
 /// if !response.status().is_success() {
-///     return Err(HttpError::from(&response).into());
+///     return Err(HttpError::read(response).await.into());
 /// }
 /// Ok(response.text().await?)
 /// # }
@@ -123,9 +126,75 @@ fn has_source<S: std::error::Error + 'static>(error: &reqwest::Error) -> bool {
 }
 
 /// Reads a reqwest response's status, `Retry-After`/`retry-after-ms` and
-/// `x-should-retry` (see [`HttpError::from_parts`]); the body is left alone.
+/// `x-should-retry` (see [`HttpError::from_parts`]); the body is left alone
+/// ([`HttpError::read`] reads it too).
 impl From<&reqwest::Response> for HttpError {
     fn from(response: &reqwest::Response) -> Self {
         Self::from_parts(response.status(), response.headers())
+    }
+}
+
+impl HttpError {
+    /// Reads a failed reqwest response: its status and headers, as
+    /// [`From<&reqwest::Response>`](#impl-From%3C%26Response%3E-for-HttpError)
+    /// does, and its error body, at most [`MAX_BODY`](Self::MAX_BODY)
+    /// bytes (64 KiB), which the presets classify by (see
+    /// [`with_body`](Self::with_body)). Feature `reqwest`.
+    ///
+    /// Reading stops at the bound (the rest is never read, and the
+    /// connection is not reused); a body that fails mid-way is kept as far
+    /// as it came, marked [truncated](Self::is_body_truncated). It never
+    /// fails: the status and headers alone still classify the error. The
+    /// read is bounded in time by the client's `timeout` and by the retried
+    /// fn's `timeout`, as any read of the body is.
+    ///
+    /// ```no_run
+    /// use tenacious::{Classify, HttpError, retry};
+    ///
+    /// #[derive(Debug, Classify)]
+    /// enum ApiError {
+    ///     #[classify(transparent)]
+    ///     Status(HttpError), // status, Retry-After, x-should-retry and the error body
+    ///     #[classify(transparent)]
+    ///     Network(reqwest::Error),
+    /// }
+    ///
+    /// #[retry(max = 4)]
+    /// async fn complete(client: &reqwest::Client, prompt: &str) -> Result<String, ApiError> {
+    ///     let response = client
+    ///         .post("https://api.openai.com/v1/chat/completions")
+    ///         .body(prompt.to_owned())
+    ///         .send()
+    ///         .await
+    ///         .map_err(ApiError::Network)?;
+    ///     if !response.status().is_success() {
+    ///         // a 429 `insufficient_quota` is `Fatal` here: one attempt, not four
+    ///         return Err(ApiError::Status(HttpError::read(response).await));
+    ///     }
+    ///     response.text().await.map_err(ApiError::Network)
+    /// }
+    /// ```
+    pub async fn read(mut response: reqwest::Response) -> Self {
+        let error = Self::from(&response);
+        let declared = response
+            .content_length()
+            .and_then(|length| usize::try_from(length).ok())
+            .unwrap_or(0);
+        let mut body = Vec::with_capacity(declared.min(Self::MAX_BODY));
+        let truncated = loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    let room = Self::MAX_BODY - body.len();
+                    if chunk.len() > room {
+                        body.extend_from_slice(&chunk[..room]);
+                        break true;
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break false,
+                Err(_) => break true,
+            }
+        };
+        error.with_kept_body(body.into_boxed_slice(), truncated)
     }
 }

@@ -241,9 +241,19 @@ fn an_http_error_keeps_the_window_and_a_529_is_overloaded() {
     assert!(HttpError::from(overloaded).signals().is_overloaded());
     let unavailable = HttpError::from_parts_at(StatusCode::SERVICE_UNAVAILABLE, &window, now());
     assert!(!unavailable.signals().is_overloaded());
-    assert!(unavailable.with_overloaded(true).signals().is_overloaded());
+    assert!(
+        unavailable
+            .clone()
+            .with_overloaded(true)
+            .signals()
+            .is_overloaded()
+    );
     assert_eq!(
-        unavailable.with_overloaded(true).signals().get_remaining(),
+        unavailable
+            .clone()
+            .with_overloaded(true)
+            .signals()
+            .get_remaining(),
         Some(0)
     );
     assert_eq!(

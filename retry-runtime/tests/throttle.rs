@@ -318,7 +318,11 @@ async fn a_429_with_none_left_holds_the_calls_then_releases_them_at_the_rate() {
     let error = HttpError::from_parts(http::StatusCode::TOO_MANY_REQUESTS, &headers);
     let limited = policy(throttle)
         .max(1)
-        .retry(|| async move { Err::<(), _>(error) })
+        .retry(|| {
+            // `HttpError` is `Clone`, not `Copy`: it may hold a body.
+            let error = error.clone();
+            async move { Err::<(), _>(error) }
+        })
         .await;
     assert!(limited.is_err());
     // The 429 turned the rate limiter on (0.5 a second, from cold) and
@@ -343,7 +347,11 @@ async fn a_429_with_the_bucket_s_size_paces_at_its_refill_rate_without_a_cut() {
     let error = HttpError::from_parts(http::StatusCode::TOO_MANY_REQUESTS, &headers);
     let limited = policy(throttle)
         .max(1)
-        .retry(|| async move { Err::<(), _>(error) })
+        .retry(|| {
+            // `HttpError` is `Clone`, not `Copy`: it may hold a body.
+            let error = error.clone();
+            async move { Err::<(), _>(error) }
+        })
         .await;
     assert!(limited.is_err());
     // Empty, full again in 2 s: refilling 9.5 to 10 a second (20 − 0, less

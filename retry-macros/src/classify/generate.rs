@@ -41,9 +41,11 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
             Answer::Transparent(field) | Answer::Refused(field) => {
                 forward(&private, field, "classify")
             }
+            Answer::With { path, field } => with_arm(&private, path, Some(field), "class"),
+            Answer::WithSelf(path) => with_arm(&private, path, None, "class"),
         });
         let variant = shape.every(cases, |case| match &case.answer {
-            Answer::Own { .. } | Answer::Refused(_) => {
+            Answer::Own { .. } | Answer::Refused(_) | Answer::With { .. } | Answer::WithSelf(_) => {
                 let name = case.name.to_string();
                 let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
                 Arm::plain(quote!(#name))
@@ -60,6 +62,10 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
                 Answer::Transparent(field) | Answer::Refused(field) => {
                     Some(forward(&private, field, "retry_after"))
                 }
+                Answer::With { path, field } => {
+                    Some(with_arm(&private, path, Some(field), "retry_after"))
+                }
+                Answer::WithSelf(path) => Some(with_arm(&private, path, None, "retry_after")),
             })
             .map(|body| {
                 quote! {
@@ -75,6 +81,10 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
                 Answer::Transparent(field) | Answer::Refused(field) => {
                     Some(forward(&private, field, "hint"))
                 }
+                Answer::With { path, field } => {
+                    Some(with_arm(&private, path, Some(field), "into_hint"))
+                }
+                Answer::WithSelf(path) => Some(with_arm(&private, path, None, "into_hint"))
             })
             .map(|body| {
                 quote! {
@@ -94,6 +104,10 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
                     Answer::Transparent(field) | Answer::Refused(field) => {
                         Some(forward(&private, field, "signals"))
                     }
+                    Answer::With { path, field } => {
+                        Some(with_arm(&private, path, Some(field), "signals"))
+                    }
+                    Answer::WithSelf(path) => Some(with_arm(&private, path, None, "signals")),
                 },
             )
             .map(|body| {
@@ -257,6 +271,34 @@ fn forward(private: &TokenStream, field: &FieldRef<'_>, method: &str) -> Arm {
     }
 }
 
+/// A `with` case's arm: the fn called on the case's only field (`field`;
+/// on the whole error for a `with` on the type, `None`), its result made a `Classified`
+/// and asked for `part`. Spanned on the path, so a fn that takes another
+/// type or returns neither an `ErrorClass` nor a `Classified` is reported
+/// there.
+fn with_arm(
+    private: &TokenStream,
+    path: &syn::ExprPath,
+    field: Option<&FieldRef<'_>>,
+    part: &str,
+) -> Arm {
+    let part = Ident::new(part, Span::call_site());
+    let (argument, bindings) = match field {
+        Some(field) => {
+            let mut binding = hint::binding(&field.member);
+            binding.set_span(path.span());
+            (quote!(#binding), vec![field.member.clone()])
+        }
+        None => (quote!(self), Vec::new()),
+    };
+    Arm {
+        body: quote_spanned! {path.span()=>
+            #private::WithOutput::into_classified(#path(#argument)).#part()
+        },
+        bindings,
+    }
+}
+
 /// `refused()` of an enum with a `refused` variant: that variant's
 /// constructor. `Refused` is named through the crate's root, where it is
 /// public. The constructor is spanned on the field's type, so a field that
@@ -264,7 +306,9 @@ fn forward(private: &TokenStream, field: &FieldRef<'_>, method: &str) -> Arm {
 fn refused(derive: &Derive<'_>, private: &TokenStream, cases: &[Case<'_>]) -> Option<TokenStream> {
     let (name, field) = cases.iter().find_map(|case| match &case.answer {
         Answer::Refused(field) => Some((case.name, field)),
-        Answer::Own { .. } | Answer::Transparent(_) => None,
+        Answer::Own { .. } | Answer::Transparent(_) | Answer::With { .. } | Answer::WithSelf(_) => {
+            None
+        }
     })?;
     let krate = &derive.krate;
     let mut name = name.clone();
@@ -343,6 +387,9 @@ fn with_bounds(derive: &Derive<'_>, private: &TokenStream) -> Generics {
             Answer::Transparent(field) | Answer::Refused(field) => {
                 push(field.ty, quote!(#private::Classify));
             }
+            // The fn's signature says what it takes; the compiler checks
+            // the call, so no bound is needed.
+            Answer::With { .. } | Answer::WithSelf(_) => {}
             Answer::Own {
                 retry_after, hint, ..
             } => {

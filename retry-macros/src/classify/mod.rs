@@ -22,6 +22,16 @@
 //!   A struct cannot be `refused`: every attempt's error would be a refusal.
 //!   The field's type is checked by the compiler (the constructor must be a
 //!   `fn(Refused) -> Self`), so aliases of `Refused` work.
+//! - `with = path` hands a variant's only field (`fn(&Field)`) to the fn,
+//!   as `transparent` forwards to it, or on the type the whole error
+//!   (`fn(&Self)`); on an enum that fn answers for every variant, so they
+//!   carry no key of their own. The fn returns an `ErrorClass` or a
+//!   `Classified`, read through the runtime's `WithOutput` trait, so the
+//!   compiler checks both its argument and its result at the path (spanned
+//!   there), and no bound is added for a generic field: the fn's own
+//!   signature says what it needs. `variant()` stays the case's name, as
+//!   for a class: the fn decides the class, not the error distribution's
+//!   label. It is called once per method asked; the impl keeps no cache.
 use proc_macro2::TokenStream;
 
 use crate::common::NotADependency;

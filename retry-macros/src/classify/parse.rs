@@ -90,12 +90,13 @@ pub(crate) struct Attrs {
     pub(crate) classes: ClassWords,
     pub(crate) hint: Option<HintValue>,
     pub(crate) retry_after: Word,
+    pub(crate) with: Option<WithKey>,
     #[darling(rename = "crate")]
     pub(crate) krate: Option<CratePathKey>,
 }
 
 /// The keys of [`Attrs`] other than the classes, as darling names them.
-const OTHER_KEYS: [&str; 3] = ["hint", "retry_after", "crate"];
+const OTHER_KEYS: [&str; 4] = ["hint", "retry_after", "with", "crate"];
 
 impl Attrs {
     /// Reads every `#[classify(...)]` in `attrs`. A word other libraries
@@ -295,6 +296,19 @@ const OTHER_WORDS: &[(&[&str], &str, &str)] = &[
         "`#[classify(retry_after)]` on that field",
     ),
     (
+        &[
+            "classifier",
+            "classify_with",
+            "classify_by",
+            "using",
+            "by",
+            "func",
+            "function",
+        ],
+        "a fn that classifies the case is named by `with`",
+        "`#[classify(with = path::to::fn)]`",
+    ),
+    (
         &["krate"],
         "the path to the `tenacious` crate is `crate`",
         "`#[classify(crate = path::to::tenacious)]`",
@@ -408,6 +422,37 @@ impl FromMeta for HintValue {
 
 pub(crate) const HINT_NEEDS_STRING: &str = "`hint` takes a string literal: write `hint = \"...\"`";
 
+/// `with = path`: the fn that classifies a case, bare (`with = by_body`)
+/// or quoted (`with = "by_body"`), remembering where the key was written.
+#[derive(Debug, Clone)]
+pub(crate) struct WithKey {
+    pub(crate) path: syn::ExprPath,
+    pub(crate) key: Span,
+}
+
+pub(crate) const WITH_NEEDS_PATH: &str =
+    "`with` takes the path of a fn that classifies the case: write `with = path::to::fn`";
+
+impl FromMeta for WithKey {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let key = meta.path().span();
+        let Meta::NameValue(pair) = meta else {
+            return Err(darling::Error::custom(WITH_NEEDS_PATH).with_span(&key));
+        };
+        let path = match crate::common::ungroup(&pair.value) {
+            Expr::Path(path) => Some(path.clone()),
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(lit),
+                ..
+            }) => lit.parse::<syn::ExprPath>().ok(),
+            _ => None,
+        };
+        let path =
+            path.ok_or_else(|| darling::Error::custom(WITH_NEEDS_PATH).with_span(&pair.value))?;
+        Ok(Self { path, key })
+    }
+}
+
 /// `crate = path`, remembering where the key was written.
 #[derive(Debug, Clone)]
 pub(crate) struct CratePathKey {
@@ -451,6 +496,7 @@ mod tests {
         let attrs: Vec<Attribute> = vec![
             parse_quote!(#[classify(rate_limited, hint = "slow down")]),
             parse_quote!(#[classify(retry_after, crate = my::facade)]),
+            parse_quote!(#[classify(with = by_body)]),
         ];
         let read = Attrs::read(&attrs).unwrap();
         let rate_limited = Class::from_key("rate_limited").unwrap();
@@ -463,6 +509,31 @@ mod tests {
         assert!(read.retry_after.is_present());
         assert!(read.hint.is_some());
         assert!(read.krate.is_some());
+        assert!(read.with.is_some());
+    }
+
+    #[test]
+    fn with_takes_a_path_bare_or_quoted() {
+        for attr in [
+            parse_quote!(#[classify(with = by_body)]),
+            parse_quote!(#[classify(with = self::errors::by_body)]),
+            parse_quote!(#[classify(with = Self::by_body)]),
+            parse_quote!(#[classify(with = "errors::by_body")]),
+        ] {
+            let attrs: Vec<Attribute> = vec![attr];
+            assert!(Attrs::read(&attrs).unwrap().with.is_some());
+        }
+        for attr in [
+            parse_quote!(#[classify(with)]),
+            parse_quote!(#[classify(with(by_body))]),
+            parse_quote!(#[classify(with = 1)]),
+            parse_quote!(#[classify(with = "not a path")]),
+            parse_quote!(#[classify(with = |e| e)]),
+        ] {
+            let attrs: Vec<Attribute> = vec![attr];
+            let message = Attrs::read(&attrs).unwrap_err().to_string();
+            assert!(message.contains("write `with = path::to::fn`"), "{message}");
+        }
     }
 
     #[test]
@@ -503,6 +574,7 @@ mod tests {
                 "`#[classify(fatal)]` or `#[classify(invalid)]`",
             ),
             ("inner", "`#[classify(transparent)]`"),
+            ("classifier", "`#[classify(with = path::to::fn)]`"),
             (
                 "circuit_open",
                 "`#[classify(refused)]` on a variant holding a `tenacious::Refused`",

@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use syn::{Data, DeriveInput, Expr, ExprLit, Fields, Ident, Lit, Member, Type};
 
 use super::hint::{self, Hint};
-use super::parse::{self, Attrs, Class, ErrorClassKey, Word};
+use super::parse::{self, Attrs, Class, ErrorClassKey, WithKey, Word};
 use crate::common::{CratePath, or_list};
 
 /// Every darling error found so far.
@@ -47,6 +47,16 @@ pub(crate) enum Answer<'a> {
     /// `hint` forward to this field, the `Refused`; `variant()` is the
     /// variant's own name.
     Refused(FieldRef<'a>),
+    /// `with = path` on a variant: `path(&field)` of its only field answers
+    /// `classify`, `retry_after`, `hint` and `signals`; `variant()` is the
+    /// variant's own name.
+    With {
+        path: syn::ExprPath,
+        field: FieldRef<'a>,
+    },
+    /// `with = path` on the type: `path(self)` answers as `With` does, for
+    /// the struct or every variant of the enum.
+    WithSelf(syn::ExprPath),
 }
 
 #[derive(Debug, Clone)]
@@ -105,6 +115,7 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
             let enum_has_class = attrs
                 .as_ref()
                 .is_some_and(|attrs| Class::all().any(|class| attrs.word(class).is_present()));
+            let enum_with = attrs.as_ref().and_then(|attrs| attrs.with.clone());
             let mut first_refused: Option<&Ident> = None;
             let cases = data
                 .variants
@@ -138,6 +149,7 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
                         Position::Variant { enum_has_class },
                         &attrs,
                         &variant.fields,
+                        enum_with.as_ref(),
                         &mut errors,
                     )
                 })
@@ -150,6 +162,7 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
                 Position::Struct,
                 attrs,
                 &data.fields,
+                None,
                 &mut errors,
             )
             .map(Body::Struct)
@@ -171,8 +184,9 @@ pub(crate) fn validate(input: &DeriveInput) -> (CratePath, darling::Result<Deriv
     (krate, result)
 }
 
-/// An enum's own attribute only chooses the crate: classes and hints are
-/// per variant, so the enum cannot silently classify variants nobody looked at.
+/// An enum's own attribute only chooses the crate, or the `with` fn that
+/// classifies every variant: classes and hints are per variant, so the enum
+/// cannot silently classify variants nobody looked at.
 fn reject_class_keys(attrs: &Attrs, name: &Ident, errors: &mut Errors) {
     for class in Class::all() {
         if let Some(key) = attrs.word(class).key {
@@ -191,12 +205,15 @@ fn reject_class_keys(attrs: &Attrs, name: &Ident, errors: &mut Errors) {
         }
     }
     if let Some(hint) = &attrs.hint {
-        errors.push(
-            Error::custom(format!(
-                "on an enum `hint` goes on each variant: move it onto the variants of `{name}`"
-            ))
-            .with_span(&hint.0),
-        );
+        let message = if attrs.with.is_some() {
+            format!(
+                "the fn named by `with` gives the hint of every variant of `{name}`: remove \
+                 `hint`, and return it from the fn with `Classified::with_hint`"
+            )
+        } else {
+            format!("on an enum `hint` goes on each variant: move it onto the variants of `{name}`")
+        };
+        errors.push(Error::custom(message).with_span(&hint.0));
     }
     if let Some(key) = attrs.retry_after.key {
         errors.push(retry_after_not_on_field(key));
@@ -211,12 +228,14 @@ fn retry_after_not_on_field(key: Span) -> Error {
     .with_span(&key)
 }
 
-/// Checks one variant (or the struct) and its fields.
+/// Checks one variant (or the struct) and its fields; `enum_with` is the
+/// enum's own `with`, which answers for every variant.
 fn case<'a>(
     name: &'a Ident,
     position: Position,
     attrs: &Attrs,
     fields: &'a Fields,
+    enum_with: Option<&WithKey>,
     errors: &mut Errors,
 ) -> Option<Case<'a>> {
     let before = errors.len();
@@ -225,6 +244,12 @@ fn case<'a>(
     }
     if let Some(key) = attrs.retry_after.key {
         errors.push(retry_after_not_on_field(key));
+    }
+    if let Some(with) = enum_with {
+        return under_enum_with(name, attrs, fields, with, errors, before);
+    }
+    if let Some(with) = &attrs.with {
+        return with_case(name, position, attrs, fields, with, errors, before);
     }
 
     let class = one_class(name, position, attrs, errors);
@@ -333,6 +358,146 @@ fn case<'a>(
         }
     };
     (errors.len() == before).then_some(Case { name, answer })
+}
+
+/// A variant of an enum whose own `with` classifies every variant: it
+/// says nothing of itself.
+fn under_enum_with<'a>(
+    name: &'a Ident,
+    attrs: &Attrs,
+    fields: &'a Fields,
+    with: &WithKey,
+    errors: &mut Errors,
+    before: usize,
+) -> Option<Case<'a>> {
+    let path = path_text(&with.path);
+    let why = format!("the enum's `with = {path}` classifies every variant");
+    for (class, key) in attrs.classes_in_order() {
+        errors.push(
+            Error::custom(format!(
+                "{why}: remove `{}` from `{name}`, or remove `with` from the enum and give \
+                 each variant its class",
+                class.key()
+            ))
+            .with_span(&key),
+        );
+    }
+    if let Some(own) = &attrs.with {
+        errors.push(
+            Error::custom(format!(
+                "{why}: remove this `with` from `{name}`, or the enum's"
+            ))
+            .with_span(&own.key),
+        );
+    }
+    if let Some(hint) = &attrs.hint {
+        errors.push(
+            Error::custom(format!(
+                "{why}, its hint included: remove `hint` from `{name}`, and return it from \
+                 `{path}` with `Classified::with_hint`"
+            ))
+            .with_span(&hint.0),
+        );
+    }
+    if let Some((_, key)) = retry_after_field(fields, errors) {
+        errors.push(
+            Error::custom(format!(
+                "{why}, its retry-after included: remove `#[classify(retry_after)]`, and \
+                 return the wait from `{path}` with `Classified::with_retry_after`"
+            ))
+            .with_span(&key),
+        );
+    }
+    (errors.len() == before).then(|| Case {
+        name,
+        answer: Answer::WithSelf(with.path.clone()),
+    })
+}
+
+/// A variant or struct classified by the fn `with` names: a variant hands
+/// it its only field, a struct itself. The fn gives the class, the hint and
+/// the retry-after, so the case gives none of them.
+fn with_case<'a>(
+    name: &'a Ident,
+    position: Position,
+    attrs: &Attrs,
+    fields: &'a Fields,
+    with: &WithKey,
+    errors: &mut Errors,
+    before: usize,
+) -> Option<Case<'a>> {
+    let path = path_text(&with.path);
+    if let Some((class, _)) = attrs.classes_in_order().next() {
+        errors.push(
+            Error::custom(format!(
+                "`with` conflicts with `{}`: the fn `{path}` gives the class of `{name}`; keep \
+                 one of them",
+                class.key()
+            ))
+            .with_span(&with.key),
+        );
+    }
+    if let Some(hint) = &attrs.hint {
+        errors.push(
+            Error::custom(format!(
+                "`with` takes the hint from the fn `{path}`; remove `hint`, and return it \
+                 from the fn with `Classified::with_hint`"
+            ))
+            .with_span(&hint.0),
+        );
+    }
+    if let Some((_, key)) = retry_after_field(fields, errors) {
+        errors.push(
+            Error::custom(format!(
+                "`with` takes the retry-after from the fn `{path}`; remove \
+                 `#[classify(retry_after)]`, and return the wait from the fn with \
+                 `Classified::with_retry_after`"
+            ))
+            .with_span(&key),
+        );
+    }
+    let answer = match position {
+        Position::Struct => Answer::WithSelf(with.path.clone()),
+        Position::Variant { .. } => {
+            let mut members = fields.iter().zip(fields.members());
+            match (members.next(), members.next()) {
+                (Some((field, member)), None) => Answer::With {
+                    path: with.path.clone(),
+                    field: FieldRef {
+                        member,
+                        ty: &field.ty,
+                    },
+                },
+                _ => {
+                    let message = if fields.is_empty() {
+                        format!(
+                            "`with` hands the only field of `{name}` to `{path}`, but `{name}` \
+                             has no fields; give it a class such as `fatal`, or a field to \
+                             classify by"
+                        )
+                    } else {
+                        format!(
+                            "`with` hands the only field of `{name}` to `{path}`, but `{name}` \
+                             has {} fields; hold them in one field (a struct of them), or put \
+                             `#[classify(with = ...)]` on the enum to hand the fn the whole error",
+                            fields.len()
+                        )
+                    };
+                    errors.push(Error::custom(message).with_span(&with.key));
+                    return None;
+                }
+            }
+        }
+    };
+    (errors.len() == before).then_some(Case { name, answer })
+}
+
+/// A path as the user wrote it, for messages: `errors::by_body`.
+fn path_text(path: &syn::ExprPath) -> String {
+    quote::ToTokens::to_token_stream(path)
+        .to_string()
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
 }
 
 /// The one unnamed field of a `refused` variant, which holds the guard's
@@ -500,6 +665,15 @@ fn retry_after_field<'a>(fields: &'a Fields, errors: &mut Errors) -> Option<(Fie
         if let Some(krate) = &attrs.krate {
             errors.push(
                 Error::custom("`crate` goes on the type, not on a field").with_span(&krate.key),
+            );
+        }
+        if let Some(with) = &attrs.with {
+            errors.push(
+                Error::custom(
+                    "`with` goes on the variant (to hand the fn its only field) or on the type \
+                     (to hand it the whole error), not on a field",
+                )
+                .with_span(&with.key),
             );
         }
         reject_value(attrs.retry_after, "retry_after", errors);

@@ -1,0 +1,16 @@
+use tenacious::{Classified, Classify};
+
+#[derive(Debug)]
+struct Body(String);
+
+fn by_body(_: &Body) -> Classified {
+    Classified::fatal()
+}
+
+#[derive(Debug, Classify)]
+enum ApiError {
+    #[classify(fatal)]
+    Provider(#[classify(with = by_body)] Body),
+}
+
+fn main() {}
