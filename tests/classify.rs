@@ -438,3 +438,37 @@ fn transparent_forwards_the_inner_error_s_signals() {
     assert_eq!(signals.get_remaining(), Some(0));
     assert!(WrappedBusy::Local.signals().is_none());
 }
+
+/// `transparent` forwards `not_sent` and `limits` too: a wrapped refused
+/// connection proves nothing was sent, and a wrapped error's own limits
+/// are the wrapper's.
+#[derive(Debug, Classify)]
+enum Sending {
+    #[classify(transparent)]
+    Io(io::Error),
+    #[classify(transparent)]
+    Limited(Capped),
+    #[classify(transient)]
+    Other,
+}
+
+#[derive(Debug)]
+struct Capped;
+
+impl Classify for Capped {
+    fn classify(&self) -> ErrorClass {
+        ErrorClass::RateLimited
+    }
+    fn limits(&self) -> tenacious::Limits {
+        tenacious::Limits::NONE.max(7)
+    }
+}
+
+#[test]
+fn transparent_forwards_not_sent_and_limits() {
+    assert!(Sending::Io(io::Error::from(io::ErrorKind::ConnectionRefused)).not_sent());
+    assert!(!Sending::Io(io::Error::from(io::ErrorKind::ConnectionReset)).not_sent());
+    assert!(!Sending::Other.not_sent());
+    assert_eq!(Sending::Limited(Capped).limits().get_max(), Some(7));
+    assert!(Sending::Other.limits().is_none());
+}

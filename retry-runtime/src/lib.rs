@@ -172,7 +172,9 @@ pub mod __private {
     pub use crate::stats::CallStats;
     pub use crate::stream::{Captures, RetriedStream, StreamOutput, port as stream_port};
     pub use crate::when_by_ref::{WhenByRef, when};
-    pub use crate::{Classify, ErrorClass, Jitter, Nested, Policy, RetryEvent, RetryOn, Signals};
+    pub use crate::{
+        Classify, ErrorClass, Jitter, Limits, Nested, Policy, RetryEvent, RetryOn, Signals,
+    };
     pub use ::core::ops::ControlFlow;
     pub use ::core::option::Option;
     pub use ::core::result::Result;

@@ -117,6 +117,36 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
                     }
                 }
             });
+        // Whether nothing was sent, and the error's own limits: a wrapped
+        // error's are the wrapper's.
+        let not_sent = shape
+            .some_or(cases, &quote!(false), |case| match &case.answer {
+                Answer::Transparent(field) | Answer::Refused(field) => {
+                    Some(forward(&private, field, "not_sent"))
+                }
+                _ => None,
+            })
+            .map(|body| {
+                quote! {
+                    fn not_sent(&self) -> ::core::primitive::bool {
+                        #body
+                    }
+                }
+            });
+        let limits = shape
+            .some_or(cases, &quote!(#private::Limits::NONE), |case| {
+                match &case.answer {
+                    Answer::Transparent(field) => Some(forward(&private, field, "limits")),
+                    _ => None,
+                }
+            })
+            .map(|body| {
+                quote! {
+                    fn limits(&self) -> #private::Limits {
+                        #body
+                    }
+                }
+            });
         let refused = refused(derive, &private, cases);
         quote! {
             fn classify(&self) -> #private::ErrorClass {
@@ -125,6 +155,8 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
             #retry_after
             #hint
             #signals
+            #not_sent
+            #limits
             fn variant(&self) -> &'static ::core::primitive::str {
                 #variant
             }
