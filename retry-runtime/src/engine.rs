@@ -299,7 +299,7 @@ impl<'p> Engine<'p> {
         if let Some(stats) = self.policy.get_stats() {
             let failed = FailedAttempt {
                 attempt: self.attempts,
-                max: self.max(),
+                max: self.max_after(error),
                 class,
                 variant: error.variant(),
                 elapsed: self.elapsed(),
@@ -319,7 +319,7 @@ impl<'p> Engine<'p> {
                 record(self.attempts, error, class, Some(delay));
                 let event = RetryEvent {
                     attempt: self.attempts,
-                    max: self.max(),
+                    max: self.max_after(error),
                     delay,
                     class,
                 };
@@ -387,7 +387,7 @@ impl<'p> Engine<'p> {
         if let Some(stats) = self.policy.get_stats() {
             let failed = FailedAttempt {
                 attempt: self.attempts,
-                max: self.max(),
+                max: self.max_after(error),
                 class,
                 variant: error.variant(),
                 elapsed: self.elapsed(),
@@ -407,7 +407,7 @@ impl<'p> Engine<'p> {
                 record(self.attempts, error, class, Some(delay));
                 let event = RetryEvent {
                     attempt: self.attempts,
-                    max: self.max(),
+                    max: self.max_after(error),
                     delay,
                     class,
                 };
@@ -441,11 +441,7 @@ impl<'p> Engine<'p> {
             return Plan::Stop(StopReason::NotIdempotent);
         }
         let limits = error.limits();
-        let max = match limits.get_max() {
-            Some(max) if !self.has(NESTED_ONCE) => max,
-            _ => self.max(),
-        };
-        if self.attempts >= max {
+        if self.attempts >= self.max_after(error) {
             return Plan::Stop(if self.has(NESTED_ONCE) && policy.get_max() > 1 {
                 StopReason::Nested
             } else {
@@ -815,6 +811,17 @@ impl<'p> Engine<'p> {
     /// The policy the call runs under.
     pub(crate) const fn policy(&self) -> &'p Policy {
         self.policy
+    }
+
+    /// The most attempts the call makes after `error`: the error's own
+    /// [`Limits`](crate::Limits) `max`, if it has one, else the policy's
+    /// (1 for a nested call held to one attempt, whatever the error says).
+    #[inline]
+    fn max_after<E: Classify>(&self, error: &E) -> u32 {
+        match error.limits().get_max() {
+            Some(max) if !self.has(NESTED_ONCE) => max,
+            _ => self.max(),
+        }
     }
 
     /// Attempts made so far (saturating at `u32::MAX`).

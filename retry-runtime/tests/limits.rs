@@ -71,3 +71,16 @@ async fn a_variant_backs_off_from_its_own_base_under_the_policy_s_cap() {
     assert_eq!((n, stop, limit), (3, StopReason::Exhausted, None));
     assert_eq!(delays, [Duration::from_secs(1), Duration::from_secs(2)]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_retry_events_say_the_error_s_own_max() {
+    let mut maxes = Vec::new();
+    let _ = POLICY
+        .retry_with(
+            || async { Err::<(), _>(ApiError::Busy) },
+            |_| true,
+            |_, event| maxes.push(event.max),
+        )
+        .await;
+    assert_eq!(maxes, [6; 5], "the policy says 3; the error, 6");
+}
