@@ -264,10 +264,10 @@ impl<'p> Engine<'p> {
     /// The attempt failed with `error`: `Break(error)` to return it,
     /// `Continue(delay)` to retry after `delay`.
     ///
-    /// The steps of [`count_failure`](Engine::count_failure) and
-    /// [`conclude`](Engine::conclude), written out: called through them,
-    /// a call that retries once costs 14 instructions more
-    /// (`scripts/instructions.sh policy-two`: 634 against 620).
+    /// Its report of the decision is written out here rather than shared
+    /// with [`conclude_stop`](Engine::conclude_stop): through one shared
+    /// step for both plans, a call that retried once cost 14 instructions
+    /// more (`scripts/instructions.sh policy-two`: 634 against 620).
     fn failed<E, W, N, F>(
         &mut self,
         error: &E,
@@ -281,20 +281,7 @@ impl<'p> Engine<'p> {
         N: NotifyFn<E>,
         F: FnMut(u32, &E, ErrorClass, Option<Duration>),
     {
-        self.attempts = self.attempts.saturating_add(1);
-        let class = error.classify();
-        let hint = error.retry_after();
-        if has_guards(self.policy) {
-            self.tell_guards(
-                self.attempts,
-                AttemptResult::Failure {
-                    class,
-                    hint,
-                    timed_out: self.has(TIMED_OUT),
-                },
-                error.signals(),
-            );
-        }
+        let (class, hint) = self.count_failure(error);
         let plan = self.decide(error, class, hint, &mut when);
         if let Some(stats) = self.policy.get_stats() {
             let failed = FailedAttempt {
@@ -341,16 +328,11 @@ impl<'p> Engine<'p> {
     {
         let (class, _) = self.count_failure(error);
         self.flags &= !TIMED_OUT;
-        let _ = self.conclude(
-            error,
-            class,
-            Plan::Stop(reason),
-            crate::hooks::ignore,
-            record,
-        );
+        self.conclude_stop(error, class, reason, record);
     }
 
     /// Counts a failed attempt and tells the guards; its class and hint.
+    #[inline(always)]
     fn count_failure<E: Classify>(&mut self, error: &E) -> (ErrorClass, Option<Duration>) {
         self.attempts = self.attempts.saturating_add(1);
         let class = error.classify();
@@ -369,19 +351,16 @@ impl<'p> Engine<'p> {
         (class, hint)
     }
 
-    /// Reports what was decided about a failed attempt (statistics,
-    /// `record`, `notify`) and holds the reason if it stops.
-    fn conclude<E, N, F>(
+    /// The call stops for `reason` after `error`: the give-up is counted,
+    /// recorded and its reason held.
+    fn conclude_stop<E, F>(
         &mut self,
         error: &E,
         class: ErrorClass,
-        plan: Plan,
-        mut notify: N,
+        reason: StopReason,
         mut record: F,
-    ) -> ControlFlow<(), Duration>
-    where
+    ) where
         E: Classify,
-        N: NotifyFn<E>,
         F: FnMut(u32, &E, ErrorClass, Option<Duration>),
     {
         if let Some(stats) = self.policy.get_stats() {
@@ -392,29 +371,10 @@ impl<'p> Engine<'p> {
                 variant: error.variant(),
                 elapsed: self.elapsed(),
             };
-            match plan {
-                Plan::Retry(delay) => observe::retry(stats, &failed, delay),
-                Plan::Stop(reason) => observe::give_up(stats, &failed, reason),
-            }
+            observe::give_up(stats, &failed, reason);
         }
-        match plan {
-            Plan::Stop(reason) => {
-                self.stop = Some(reason);
-                record(self.attempts, error, class, None);
-                ControlFlow::Break(())
-            }
-            Plan::Retry(delay) => {
-                record(self.attempts, error, class, Some(delay));
-                let event = RetryEvent {
-                    attempt: self.attempts,
-                    max: self.max_after(error),
-                    delay,
-                    class,
-                };
-                notify.call(error, &event);
-                ControlFlow::Continue(delay)
-            }
-        }
+        self.stop = Some(reason);
+        record(self.attempts, error, class, None);
     }
 
     // Every reason to stop is checked here and nowhere else (but for a
