@@ -282,6 +282,9 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 /// | `with = path` | a variant with one field, a struct, or an enum as a whole | classified by the fn at `path`, handed the field (`fn(&Field)`) or the whole error (`fn(&Self)`), returning an `ErrorClass` or a `tenacious::Classified` (class, hint, retry-after, signals) |
 /// | `hint = "..."` | a variant or struct with a class | advice for the model or operator, fields interpolated |
 /// | `retry_after` | one field of a `rate_limited` case | that field, a `Duration` or `Option<Duration>`, is the server's hint |
+/// | `max = N` | a `transient` or `rate_limited` case, a `transparent` or `with` one | the call's attempts, the first included, when this error is the last: it raises or lowers the policy's `max` (default: the policy's) |
+/// | `base = "1s"` | as `max` | the backoff's base for the retry after this error, still under the policy's `cap` (default: the policy's) |
+/// | `not_sent` | as `max` | the error proves the request never reached the server, so a `#[retry(idempotent = false)]` call may retry it (default: not, or the wrapped error's answer) |
 /// | `crate = path` | the type | where `tenacious` is, for a crate that reaches it through a re-export |
 ///
 /// Every variant of an enum carries exactly one class (`transparent`,
@@ -517,6 +520,47 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// assert_eq!(Throttled(Duration::from_secs(3)).retry_after(), Some(Duration::from_secs(3)));
 /// assert_eq!(ApiError::TooManyRequests { wait: None }.retry_after(), None);
+/// ```
+///
+/// ## `max`, `base`, `not_sent`: what one error sets for the call
+///
+/// Beside a retried class (`transient`, `rate_limited`), or on a
+/// `transparent` or `with` case, which may be either: `max = N` is the
+/// call's attempts when this error is the last (the first included, at
+/// least 1; it raises or lowers the policy's), `base = "1s"` the backoff's
+/// base for the retry after it (the policy's `cap` still bounds it), and
+/// `not_sent` says the request never reached the server, so a call that is
+/// not idempotent may retry it. They become [`Classify::limits`] and
+/// [`Classify::not_sent`]; on a `transparent` case they override what the
+/// wrapped error says, and without them it forwards. `Failure::limit()`
+/// says when an error's own `max` stopped the call. On `invalid` and
+/// `fatal` cases, never retried, they would never be read, so they are an
+/// error there, as on `refused` (a refusal ends the call, and is
+/// `not_sent` already).
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Classify, Limits};
+///
+/// #[derive(Debug, Classify)]
+/// enum ApiError {
+///     /// The quota window: worth six attempts, whatever the policy says.
+///     #[classify(rate_limited, max = 6)]
+///     Busy,
+///     /// A slow dependency: back off from 1 s, one retry at most.
+///     #[classify(transient, max = 2, base = "1s")]
+///     Slow,
+///     /// Refused before any byte was written.
+///     #[classify(transient, not_sent)]
+///     ConnectRefused,
+///     #[classify(fatal)]
+///     Denied,
+/// }
+///
+/// assert_eq!(ApiError::Busy.limits(), Limits::NONE.max(6));
+/// assert_eq!(ApiError::Slow.limits().get_base(), Some(Duration::from_secs(1)));
+/// assert!(ApiError::ConnectRefused.not_sent());
+/// assert!(ApiError::Denied.limits().is_none());
 /// ```
 ///
 /// ## `hint = "..."`: advice, with fields

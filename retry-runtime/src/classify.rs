@@ -139,6 +139,8 @@ pub trait Classify {
     /// that is not idempotent may be made again. Read only by a policy with
     /// [`idempotent(false)`](crate::Policy::idempotent), which retries no
     /// other error. Default: `false` (the request may have been applied).
+    /// `#[derive(Classify)]` writes `true` for a variant marked
+    /// `#[classify(transient, not_sent)]`.
     ///
     /// ```
     /// use std::io;

@@ -117,14 +117,19 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
                     }
                 }
             });
-        // Whether nothing was sent, and the error's own limits: a wrapped
-        // error's are the wrapper's.
+        // Whether nothing was sent, and the error's own limits: the case's
+        // keys, over what a wrapped error says.
         let not_sent = shape
-            .some_or(cases, &quote!(false), |case| match &case.answer {
-                Answer::Transparent(field) | Answer::Refused(field) => {
-                    Some(forward(&private, field, "not_sent"))
+            .some_or(cases, &quote!(false), |case| {
+                if case.limits.not_sent {
+                    return Some(Arm::plain(quote!(true)));
                 }
-                _ => None,
+                match &case.answer {
+                    Answer::Transparent(field) | Answer::Refused(field) => {
+                        Some(forward(&private, field, "not_sent"))
+                    }
+                    _ => None,
+                }
             })
             .map(|body| {
                 quote! {
@@ -135,10 +140,7 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
             });
         let limits = shape
             .some_or(cases, &quote!(#private::Limits::NONE), |case| {
-                match &case.answer {
-                    Answer::Transparent(field) => Some(forward(&private, field, "limits")),
-                    _ => None,
-                }
+                limits_arm(&private, case)
             })
             .map(|body| {
                 quote! {
@@ -352,6 +354,25 @@ fn refused(derive: &Derive<'_>, private: &TokenStream, cases: &[Case<'_>]) -> Op
             #private::Option::Some(make)
         }
     })
+}
+
+/// A case's `limits()`: its `max` and `base` over the wrapped error's
+/// limits (a transparent case) or over none; `None` when it has nothing
+/// to say.
+fn limits_arm(private: &TokenStream, case: &Case<'_>) -> Option<Arm> {
+    let mut arm = match &case.answer {
+        Answer::Transparent(field) => forward(private, field, "limits"),
+        _ if case.limits.sets_limits() => Arm::plain(quote!(#private::Limits::NONE)),
+        _ => return None,
+    };
+    if let Some(max) = case.limits.max {
+        arm.body.extend(quote!(.max(#max)));
+    }
+    if let Some(nanos) = case.limits.base {
+        arm.body
+            .extend(quote!(.base(#private::Duration::from_nanos(#nanos))));
+    }
+    Some(arm)
 }
 
 /// `retry_after` of the marked field, spanned on its type so a type that is

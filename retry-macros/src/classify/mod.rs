@@ -32,6 +32,12 @@
 //!   signature says what it needs. `variant()` stays the case's name, as
 //!   for a class: the fn decides the class, not the error distribution's
 //!   label. It is called once per method asked; the impl keeps no cache.
+//! - `max`, `base` and `not_sent` are read only where an error may be
+//!   retried: beside `transient` or `rate_limited`, or on a `transparent`
+//!   or `with` case, whose class is known only at run time (their keys
+//!   then override what the wrapped error says). Elsewhere they would be
+//!   dead, so they are errors, as `retry_after` is off `rate_limited`.
+//!   `base` is parsed by `#[retry]`'s own duration parser.
 use proc_macro2::TokenStream;
 
 use crate::common::NotADependency;

@@ -91,12 +91,23 @@ pub(crate) struct Attrs {
     pub(crate) hint: Option<HintValue>,
     pub(crate) retry_after: Word,
     pub(crate) with: Option<WithKey>,
+    pub(crate) max: Option<MaxKey>,
+    pub(crate) base: Option<BaseKey>,
+    pub(crate) not_sent: Word,
     #[darling(rename = "crate")]
     pub(crate) krate: Option<CratePathKey>,
 }
 
 /// The keys of [`Attrs`] other than the classes, as darling names them.
-const OTHER_KEYS: [&str; 4] = ["hint", "retry_after", "with", "crate"];
+const OTHER_KEYS: [&str; 7] = [
+    "hint",
+    "retry_after",
+    "with",
+    "max",
+    "base",
+    "not_sent",
+    "crate",
+];
 
 impl Attrs {
     /// Reads every `#[classify(...)]` in `attrs`. A word other libraries
@@ -285,15 +296,49 @@ const OTHER_WORDS: &[(&[&str], &str, &str)] = &[
         "`#[classify(hint = \"...\")]`",
     ),
     (
-        &[
-            "wait",
-            "delay",
-            "backoff",
-            "retry_after_ms",
-            "retry_after_secs",
-        ],
+        &["wait", "retry_after_ms", "retry_after_secs"],
         "the field holding the server's wait is marked `retry_after`",
         "`#[classify(retry_after)]` on that field",
+    ),
+    (
+        &[
+            "attempts",
+            "max_attempts",
+            "tries",
+            "max_tries",
+            "retries",
+            "max_retries",
+            "limit",
+        ],
+        "the call's attempts when this error is the last, the first attempt included, are \
+         `max`",
+        "`#[classify(transient, max = 5)]`",
+    ),
+    (
+        &[
+            "delay",
+            "backoff",
+            "base_delay",
+            "initial_delay",
+            "min_delay",
+            "initial_backoff",
+        ],
+        "the backoff's base for the retry after this error is `base`",
+        "`#[classify(transient, base = \"1s\")]`",
+    ),
+    (
+        &[
+            "unsent",
+            "never_sent",
+            "not_applied",
+            "connect",
+            "connect_error",
+            "safe_to_retry",
+            "idempotent",
+        ],
+        "an error that proves the request never reached the server, so even a call that is \
+         not idempotent may be retried, is marked `not_sent`",
+        "`#[classify(transient, not_sent)]`",
     ),
     (
         &[
@@ -466,6 +511,87 @@ impl FromMeta for CratePathKey {
             path: CratePath::from_meta(meta)?,
             key: meta.path().span(),
         })
+    }
+}
+
+/// `max = N`: the call's attempts when this error is the last, an integer
+/// of at least 1, remembering where the key was written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MaxKey {
+    pub(crate) max: u32,
+    pub(crate) key: Span,
+}
+
+pub(crate) const MAX_NEEDS_INT: &str = "`max` takes an integer literal, the call's attempts when \
+     this error is the last, the first included: write `max = 5`";
+
+impl FromMeta for MaxKey {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let key = meta.path().span();
+        let Meta::NameValue(pair) = meta else {
+            return Err(darling::Error::custom(MAX_NEEDS_INT).with_span(&key));
+        };
+        let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(lit),
+            ..
+        }) = crate::common::ungroup(&pair.value)
+        else {
+            return Err(darling::Error::custom(MAX_NEEDS_INT).with_span(&pair.value));
+        };
+        match lit.base10_parse::<u32>() {
+            Ok(0) => Err(darling::Error::custom(
+                "`max` counts every attempt, the first included, so it is at least 1; write \
+                 `max = 1` for an error that ends the call at its first attempt",
+            )
+            .with_span(lit)),
+            Ok(max) => Ok(Self { max, key }),
+            Err(_) => Err(darling::Error::custom(
+                "`max` must fit a `u32`: write a number of attempts up to 4294967295",
+            )
+            .with_span(lit)),
+        }
+    }
+}
+
+/// `base = "1s"`: the backoff's base after this error, in nanoseconds,
+/// remembering where the key was written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BaseKey {
+    pub(crate) nanos: u64,
+    pub(crate) key: Span,
+}
+
+pub(crate) const BASE_NEEDS_DURATION: &str =
+    "`base` takes a duration string with a unit: write `base = \"1s\"`";
+
+impl FromMeta for BaseKey {
+    fn from_meta(meta: &Meta) -> darling::Result<Self> {
+        let key = meta.path().span();
+        let Meta::NameValue(pair) = meta else {
+            return Err(darling::Error::custom(BASE_NEEDS_DURATION).with_span(&key));
+        };
+        let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(lit),
+            ..
+        }) = crate::common::ungroup(&pair.value)
+        else {
+            return Err(darling::Error::custom(BASE_NEEDS_DURATION).with_span(&pair.value));
+        };
+        match crate::retry::duration::parse(&lit.value()) {
+            Ok(0) => Err(darling::Error::custom(
+                "a zero `base` makes the backoff after this error zero, so its retries run in \
+                 a tight loop against a failing service; give a positive duration, like \
+                 `base = \"1s\"`",
+            )
+            .with_span(lit)),
+            Ok(nanos) => Ok(Self { nanos, key }),
+            Err(why) => Err(darling::Error::custom(format!(
+                "invalid duration {}: {why}; {}",
+                lit.token(),
+                crate::retry::duration::FORMAT
+            ))
+            .with_span(lit)),
+        }
     }
 }
 

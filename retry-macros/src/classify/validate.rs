@@ -31,6 +31,32 @@ pub(crate) enum Body<'a> {
 pub(crate) struct Case<'a> {
     pub(crate) name: &'a Ident,
     pub(crate) answer: Answer<'a>,
+    /// What the case sets for the call beyond the policy (`max`, `base`,
+    /// `not_sent`); empty where they are not allowed.
+    pub(crate) limits: CaseLimits,
+}
+
+/// `max`, `base` and `not_sent` of one case, as written.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CaseLimits {
+    pub(crate) max: Option<u32>,
+    /// Nanoseconds.
+    pub(crate) base: Option<u64>,
+    pub(crate) not_sent: bool,
+}
+
+impl CaseLimits {
+    fn of(attrs: &Attrs) -> Self {
+        Self {
+            max: attrs.max.map(|max| max.max),
+            base: attrs.base.map(|base| base.nanos),
+            not_sent: attrs.not_sent.is_present(),
+        }
+    }
+
+    pub(crate) fn sets_limits(self) -> bool {
+        self.max.is_some() || self.base.is_some()
+    }
 }
 
 #[derive(Debug)]
@@ -218,6 +244,30 @@ fn reject_class_keys(attrs: &Attrs, name: &Ident, errors: &mut Errors) {
     if let Some(key) = attrs.retry_after.key {
         errors.push(retry_after_not_on_field(key));
     }
+    for (key, span) in limit_keys(attrs) {
+        errors.push(
+            Error::custom(format!(
+                "on an enum `{key}` goes on each variant it is for: move it onto the variants \
+                 of `{name}`"
+            ))
+            .with_span(&span),
+        );
+    }
+}
+
+/// The `max`, `base` and `not_sent` keys written, with their spans.
+fn limit_keys(attrs: &Attrs) -> Vec<(&'static str, Span)> {
+    let mut keys = Vec::new();
+    if let Some(max) = attrs.max {
+        keys.push(("max", max.key));
+    }
+    if let Some(base) = attrs.base {
+        keys.push(("base", base.key));
+    }
+    if let Some(key) = attrs.not_sent.key {
+        keys.push(("not_sent", key));
+    }
+    keys
 }
 
 fn retry_after_not_on_field(key: Span) -> Error {
@@ -242,9 +292,11 @@ fn case<'a>(
     for class in Class::all() {
         reject_value(attrs.word(class), class.key(), errors);
     }
+    reject_value(attrs.not_sent, "not_sent", errors);
     if let Some(key) = attrs.retry_after.key {
         errors.push(retry_after_not_on_field(key));
     }
+    let limits = CaseLimits::of(attrs);
     if let Some(with) = enum_with {
         return under_enum_with(name, attrs, fields, with, errors, before);
     }
@@ -340,6 +392,19 @@ fn case<'a>(
             if let Some(field) = &retry_after {
                 errors.push(retry_after_wrong_class(name, Class::Refused, field.1));
             }
+            for (key, span) in limit_keys(attrs) {
+                let why = if key == "not_sent" {
+                    "a refusal is `not_sent` already: no attempt was made"
+                } else {
+                    "a guard's refusal ends the call, so no limit of its own is read"
+                };
+                errors.push(
+                    Error::custom(format!(
+                        "`{key}` has no effect on `refused`: {why}; remove it"
+                    ))
+                    .with_span(&span),
+                );
+            }
             Answer::Refused(refused_field(name, key, fields, errors)?)
         }
         Class::Error(class) => {
@@ -350,6 +415,11 @@ fn case<'a>(
                 }
                 other => other.map(|(field, _)| field),
             };
+            if !RETRIED.contains(&class.key) {
+                for (key, span) in limit_keys(attrs) {
+                    errors.push(limit_wrong_class(name, class.key, key, span));
+                }
+            }
             Answer::Own {
                 class,
                 retry_after,
@@ -357,7 +427,28 @@ fn case<'a>(
             }
         }
     };
-    (errors.len() == before).then_some(Case { name, answer })
+    (errors.len() == before).then_some(Case {
+        name,
+        answer,
+        limits,
+    })
+}
+
+/// The classes a policy may retry: only their cases' `max`, `base` and
+/// `not_sent` are ever read.
+const RETRIED: [&str; 2] = ["transient", parse::HINTED];
+
+fn limit_wrong_class(name: &Ident, class: &str, key: &str, span: Span) -> Error {
+    let what = match key {
+        "max" => "the call's attempts",
+        "base" => "the backoff before a retry",
+        _ => "whether a call that is not idempotent may retry",
+    };
+    Error::custom(format!(
+        "`{key}` sets {what} after this error, but `{name}` is `{class}`, which is never \
+         retried; remove `{key}`, or classify `{name}` `transient` or `rate_limited`"
+    ))
+    .with_span(&span)
 }
 
 /// A variant of an enum whose own `with` classifies every variant: it
@@ -411,6 +502,7 @@ fn under_enum_with<'a>(
     (errors.len() == before).then(|| Case {
         name,
         answer: Answer::WithSelf(with.path.clone()),
+        limits: CaseLimits::of(attrs),
     })
 }
 
@@ -489,7 +581,11 @@ fn with_case<'a>(
             }
         }
     };
-    (errors.len() == before).then_some(Case { name, answer })
+    (errors.len() == before).then_some(Case {
+        name,
+        answer,
+        limits: CaseLimits::of(attrs),
+    })
 }
 
 /// A path as the user wrote it, for messages: `errors::by_body`.
@@ -675,6 +771,9 @@ fn retry_after_field<'a>(fields: &'a Fields, errors: &mut Errors) -> Option<(Fie
                 )
                 .with_span(&with.key),
             );
+        }
+        for (key, span) in limit_keys(&attrs) {
+            errors.push(Error::custom(format!("`{key}` {place}")).with_span(&span));
         }
         reject_value(attrs.retry_after, "retry_after", errors);
         let Some(key) = attrs.retry_after.key else {

@@ -15,13 +15,13 @@ const UNITS: &[(&str, u128)] = &[
 ];
 
 /// What a duration literal looks like, appended to every parse error.
-pub(super) const FORMAT: &str = "write a number and a unit, like \"200ms\", \"1.5s\", \"2m\" or \"1m30s\" \
+pub(crate) const FORMAT: &str = "write a number and a unit, like \"200ms\", \"1.5s\", \"2m\" or \"1m30s\" \
      (units: h, m, s, ms, us, ns)";
 
 /// Parses a duration literal into nanoseconds.
 ///
 /// The error says what is wrong with the text; the caller adds where it is.
-pub(super) fn parse(text: &str) -> Result<u64, String> {
+pub(crate) fn parse(text: &str) -> Result<u64, String> {
     if text.is_empty() {
         return Err("the duration is empty".to_owned());
     }

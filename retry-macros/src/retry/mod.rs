@@ -16,7 +16,7 @@
 //! the errors are emitted next to the fn exactly as the user wrote it, so a
 //! typo in the attribute gives one error, not one per use of the fn.
 mod args;
-mod duration;
+pub(crate) mod duration;
 mod generate;
 mod item;
 mod lifetimes;
