@@ -1,5 +1,5 @@
-//! Feature `tracing`: one `WARN` event per retry, one `ERROR` event per
-//! give-up, and a retried stream's events (committed, stalled, resuming,
+//! Feature `tracing`: one `WARN` event per retry, one event per give-up
+//! at the level of its stop reason, and a retried stream's events (committed, stalled, resuming,
 //! failed partway), on the target `tenacious`, with stable field names and
 //! types, seen by a capturing subscriber set for each test's own thread.
 //! Async tests run on tokio's paused clock, so `delay_ms` and `elapsed_ms`
@@ -23,9 +23,11 @@ enum ToolError {
     TooManyRequests(#[classify(retry_after)] Duration),
     #[classify(invalid)]
     BadArguments,
+    #[classify(fatal)]
+    BadCredentials,
 }
 
-use ToolError::{BadArguments, Timeout, TooManyRequests};
+use ToolError::{BadArguments, BadCredentials, Timeout, TooManyRequests};
 
 /// A field's value, with the type it was recorded as.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,13 +225,14 @@ async fn scripted(errors: &mut Vec<ToolError>) -> Result<(), ToolError> {
 }
 
 #[test]
-fn a_first_error_the_policy_does_not_retry_is_debug_not_error() {
+fn a_first_error_the_policy_does_not_retry_is_info_not_error() {
     let (result, events) =
         Capture::during(|| paused_runtime().block_on(scripted(&mut vec![BadArguments])));
     assert_eq!(result, Err(BadArguments));
     assert_eq!(events.len(), 1);
     let declined = &events[0];
-    assert_eq!(declined.level, Level::DEBUG);
+    // An `Invalid` answer is the model's to fix, by design: `INFO`.
+    assert_eq!(declined.level, Level::INFO);
     assert_eq!(declined.names(), GIVE_UP_FIELDS);
     assert_eq!(
         declined.fields["message"],
@@ -238,18 +241,33 @@ fn a_first_error_the_policy_does_not_retry_is_debug_not_error() {
     assert_eq!(declined.str("reason"), "not_retryable");
     assert_eq!(declined.str("class"), "invalid");
 
-    // After a retry, it is the retried call giving up.
+    // After a retry, it is the retried call giving up; still at the level
+    // of its reason and class.
     let (result, events) =
         Capture::during(|| paused_runtime().block_on(scripted(&mut vec![Timeout, BadArguments])));
     assert_eq!(result, Err(BadArguments));
     let levels: Vec<Level> = events.iter().map(|e| e.level).collect();
-    assert_eq!(levels, [Level::WARN, Level::ERROR]);
+    assert_eq!(levels, [Level::WARN, Level::INFO]);
+    assert_eq!(events[1].fields["message"], Value::Other("gave up".into()));
     assert_eq!(events[1].str("reason"), "not_retryable");
     assert_eq!(events[1].str("variant"), "BadArguments");
 }
 
 #[test]
-fn a_server_hint_is_the_delay_and_one_too_long_an_error_at_once() {
+fn a_fatal_error_is_an_error_at_once_for_a_human_must_fix_it() {
+    let (result, events) =
+        Capture::during(|| paused_runtime().block_on(scripted(&mut vec![BadCredentials])));
+    assert_eq!(result, Err(BadCredentials));
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].level, Level::ERROR);
+    assert_eq!(
+        (events[0].str("class"), events[0].str("reason")),
+        ("fatal", "not_retryable")
+    );
+}
+
+#[test]
+fn a_server_hint_is_the_delay_and_one_too_long_returns_at_once() {
     let hint = TooManyRequests(Duration::from_secs(2));
     let (result, events) = Capture::during(|| paused_runtime().block_on(scripted(&mut vec![hint])));
     assert_eq!(result, Ok(()));
@@ -265,7 +283,8 @@ fn a_server_hint_is_the_delay_and_one_too_long_an_error_at_once() {
         Capture::during(|| paused_runtime().block_on(scripted(&mut vec![too_long])));
     assert_eq!(result, Err(too_long));
     assert_eq!(events.len(), 1);
-    assert_eq!(events[0].level, Level::ERROR);
+    // A limit doing its job: `WARN`.
+    assert_eq!(events[0].level, Level::WARN);
     assert_eq!(
         (events[0].u64("attempt"), events[0].str("reason")),
         (1, "hint_too_long")

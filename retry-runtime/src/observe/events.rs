@@ -1,5 +1,5 @@
 //! The `tracing` events (feature `tracing`): one `WARN` per retry, one
-//! `ERROR` per give-up, and for a retried stream one `DEBUG` as it
+//! per give-up at the level of its stop reason (`GiveUpLevels`), and for a retried stream one `DEBUG` as it
 //! commits, one `WARN` per stall, one `INFO` per resume and one `WARN` per
 //! partial failure, on the target `tenacious`, with stable field names.
 use std::time::Duration;
@@ -9,7 +9,7 @@ use crate::{Limit, StopReason};
 
 /// Whether a subscriber listens to any of the events.
 pub(super) fn enabled() -> bool {
-    // `ERROR` is the most severe of them: enabled whenever any of them is.
+    // `ERROR` is the most severe level: enabled whenever any other is.
     ::tracing::enabled!(target: "tenacious", ::tracing::Level::ERROR)
 }
 
@@ -27,38 +27,42 @@ pub(super) fn retry(name: &'static str, failed: &FailedAttempt, delay: Duration)
     );
 }
 
+/// A `tracing` event at a level chosen at run time (the macros want a
+/// constant one); `None` emits nothing.
+macro_rules! event_at {
+    ($level:expr, $($event:tt)*) => {
+        match $level {
+            ::core::option::Option::Some(::tracing::Level::ERROR) => ::tracing::error!($($event)*),
+            ::core::option::Option::Some(::tracing::Level::WARN) => ::tracing::warn!($($event)*),
+            ::core::option::Option::Some(::tracing::Level::INFO) => ::tracing::info!($($event)*),
+            ::core::option::Option::Some(::tracing::Level::DEBUG) => ::tracing::debug!($($event)*),
+            ::core::option::Option::Some(_) => ::tracing::trace!($($event)*),
+            ::core::option::Option::None => {}
+        }
+    };
+}
+
 pub(super) fn give_up(name: &'static str, failed: &FailedAttempt, reason: StopReason) {
-    // An error the policy does not retry, met by the first attempt, or a
+    // The level follows why the call stopped (see `GiveUpLevels`). An
+    // error the policy does not retry, met by the first attempt, or a
     // nested call's one attempt, is no retry layer giving up: the caller
-    // (or the outer call) has the error. Logged at `DEBUG`, it does not
-    // drown the give-ups operators must see.
+    // (or the outer call) has the error, and the event says "not retried".
+    let level = super::levels::give_up_levels().level(reason, failed.class);
     let declined =
         failed.attempt <= 1 && matches!(reason, StopReason::NotRetryable | StopReason::Nested);
-    if declined {
-        ::tracing::debug!(
-            target: "tenacious",
-            r#fn = name,
-            attempt = failed.attempt,
-            max = failed.max,
-            class = failed.class.as_str(),
-            variant = failed.variant,
-            elapsed_ms = elapsed_ms(failed.elapsed),
-            reason = reason.label(),
-            "not retried",
-        );
-    } else {
-        ::tracing::error!(
-            target: "tenacious",
-            r#fn = name,
-            attempt = failed.attempt,
-            max = failed.max,
-            class = failed.class.as_str(),
-            variant = failed.variant,
-            elapsed_ms = elapsed_ms(failed.elapsed),
-            reason = reason.label(),
-            "gave up",
-        );
-    }
+    let message = if declined { "not retried" } else { "gave up" };
+    event_at!(
+        level,
+        target: "tenacious",
+        r#fn = name,
+        attempt = failed.attempt,
+        max = failed.max,
+        class = failed.class.as_str(),
+        variant = failed.variant,
+        elapsed_ms = elapsed_ms(failed.elapsed),
+        reason = reason.label(),
+        "{message}",
+    );
 }
 
 /// A give-up after a retry's wait ended too close to the deadline.
@@ -69,7 +73,9 @@ pub(super) fn late_give_up(
     elapsed: Option<Duration>,
     reason: StopReason,
 ) {
-    ::tracing::error!(
+    let level = super::levels::give_up_levels().of_reason(reason);
+    event_at!(
+        level,
         target: "tenacious",
         r#fn = name,
         attempt = attempts,

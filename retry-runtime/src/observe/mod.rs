@@ -11,6 +11,8 @@ use crate::{ErrorClass, Limit, Policy, StopReason};
 
 #[cfg(feature = "tracing")]
 mod events;
+#[cfg(feature = "tracing")]
+pub(crate) mod levels;
 #[cfg(feature = "metrics")]
 mod metrics;
 

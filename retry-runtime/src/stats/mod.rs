@@ -109,6 +109,9 @@ pub use record::CallStats;
 pub(crate) use record::{VariantSlot, class_index, limit_index};
 pub use snapshot::{ErrorCount, FnStats, Snapshot};
 
+#[cfg(feature = "tracing")]
+pub use crate::observe::levels::{GiveUpLevels, give_up_levels, set_give_up_levels};
+
 /// Every record that has counted a call or an error, read now: each fn's
 /// counts and figures, by name, and their total; and each provider guard a
 /// call has asked ([`Snapshot::guards`]).
