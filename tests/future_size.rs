@@ -6,7 +6,8 @@
 //! every byte the retry loop adds is paid by every caller up the chain. The
 //! attempt's future and the backoff's `Sleep` are never alive at the same
 //! time, so the state machine overlaps them; what stays for the whole call
-//! is the engine (56 bytes on 64-bit targets) and, for a body that never
+//! is the engine (56 bytes on 64-bit targets, 64 with feature `tracing`,
+//! whose spans it points at) and, for a body that never
 //! awaits, rustc's second copy of the arguments (an `async fn` keeps its
 //! arguments twice once its body awaits, which the plain fn of such a body
 //! never does). The trivial case, one `u64` argument, is thus exactly at
@@ -140,7 +141,9 @@ async fn guarded(id: u64) -> Result<u64, ToolError> {
 
 /// Checks the allowance and reports the figures, so `--nocapture` shows them.
 fn assert_within_allowance(name: &str, plain: usize, retried: usize) {
-    let allowed = plain + size_of::<Sleep>() + SLACK;
+    // A workspace build unifies feature `tracing` into the runtime (the
+    // feature tests enable it): its engine then holds its spans' pointer.
+    let allowed = plain + size_of::<Sleep>() + SLACK + tenacious::__private::SPANS_BYTES;
     println!(
         "{name}: plain {plain} B, #[retry] {retried} B (+{} B), allowed {allowed} B",
         retried.saturating_sub(plain)

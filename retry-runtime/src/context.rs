@@ -185,6 +185,10 @@ impl Drop for Scope<'_, '_, '_> {
 /// Runs `f` with `frame` as the running attempt's frame.
 #[inline]
 pub(crate) fn scoped_blocking<T>(frame: &mut Frame<'_, '_>, f: impl FnOnce() -> T) -> T {
+    #[cfg(feature = "tracing")]
+    let span = frame.engine.attempt_span();
+    #[cfg(feature = "tracing")]
+    let _entered = span.as_ref().map(tracing::Span::enter);
     let _scope = Scope::enter(frame);
     f()
 }
@@ -198,6 +202,10 @@ pub(crate) fn poll_scoped<F: Future + ?Sized>(
     fut: Pin<&mut F>,
     cx: &mut Context<'_>,
 ) -> Poll<F::Output> {
+    #[cfg(feature = "tracing")]
+    let span = frame.engine.attempt_span();
+    #[cfg(feature = "tracing")]
+    let _entered = span.as_ref().map(tracing::Span::enter);
     let _scope = Scope::enter(frame);
     fut.poll(cx)
 }

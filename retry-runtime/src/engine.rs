@@ -48,7 +48,8 @@ enum Plan {
 pub struct Engine<'p> {
     policy: &'p Policy,
     // Every retried future holds its engine for the whole call, so the
-    // fields are packed: 56 bytes on 64-bit targets.
+    // fields are packed: 56 bytes on 64-bit targets (64 with feature
+    // `tracing`, for the pointer to its spans).
     /// Attempts made so far.
     attempts: u32,
     /// `NESTED_ONCE`, `TIMED_OUT`, `BLOCKING`, `HAS_KEY`, `PACE`,
@@ -64,6 +65,10 @@ pub struct Engine<'p> {
     /// two halves: 16 bytes aligned to 8, where a `u128` would take 16
     /// aligned to 16 and pad the engine.
     key: [u64; 2],
+    /// The call's span and its attempts' (feature `tracing`): `None`
+    /// unless a subscriber wants them.
+    #[cfg(feature = "tracing")]
+    spans: observe::Spans,
 }
 
 /// The call is nested and held to one attempt (`Nested::Once`).
@@ -124,6 +129,11 @@ impl<'p> Engine<'p> {
             prev: policy.base_nanos(),
             start,
             key: [0; 2],
+            #[cfg(feature = "tracing")]
+            spans: match policy.get_stats() {
+                Some(stats) => observe::Spans::start(stats.name(), policy.get_max()),
+                None => observe::Spans::NONE,
+            },
         };
         if let Some(key) = nested_key {
             engine.set_key(key);
@@ -243,6 +253,10 @@ impl<'p> Engine<'p> {
             self.attempts = 1;
             if let Some(stats) = policy.get_stats() {
                 observe::clean_success(stats);
+                #[cfg(feature = "tracing")]
+                if self.spans.is_on() {
+                    self.spans.succeeded(1);
+                }
             }
         } else {
             self.succeeded_otherwise();
@@ -258,6 +272,10 @@ impl<'p> Engine<'p> {
         }
         if let Some(stats) = self.policy.get_stats() {
             observe::success(stats, self.attempts);
+            #[cfg(feature = "tracing")]
+            if self.spans.is_on() {
+                self.spans.succeeded(self.attempts);
+            }
         }
     }
 
@@ -291,9 +309,25 @@ impl<'p> Engine<'p> {
                 variant: error.variant(),
                 elapsed: self.elapsed(),
             };
+            // The events are the call's: emitted in its span.
+            #[cfg(feature = "tracing")]
+            let call = self.spans.call();
+            #[cfg(feature = "tracing")]
+            let entered = call.as_ref().map(tracing::Span::enter);
             match plan {
                 Plan::Retry(delay) => observe::retry(stats, &failed, delay),
                 Plan::Stop(reason) => observe::give_up(stats, &failed, reason),
+            }
+            #[cfg(feature = "tracing")]
+            drop(entered);
+            #[cfg(feature = "tracing")]
+            if self.spans.is_on() {
+                let next = match plan {
+                    Plan::Retry(delay) => Ok(delay),
+                    Plan::Stop(reason) => Err(reason),
+                };
+                self.spans
+                    .failed(self.attempts, class, failed.variant, next);
             }
         }
         match plan {
@@ -371,7 +405,18 @@ impl<'p> Engine<'p> {
                 variant: error.variant(),
                 elapsed: self.elapsed(),
             };
+            #[cfg(feature = "tracing")]
+            let call = self.spans.call();
+            #[cfg(feature = "tracing")]
+            let entered = call.as_ref().map(tracing::Span::enter);
             observe::give_up(stats, &failed, reason);
+            #[cfg(feature = "tracing")]
+            drop(entered);
+            #[cfg(feature = "tracing")]
+            if self.spans.is_on() {
+                self.spans
+                    .failed(self.attempts, class, failed.variant, Err(reason));
+            }
         }
         self.stop = Some(reason);
         record(self.attempts, error, class, None);
@@ -436,6 +481,8 @@ impl<'p> Engine<'p> {
             _ => with_thread_rng(|rng| backoff::delay(jitter, base, cap, retry, prev, rng)),
         };
         self.prev = backoff;
+        #[cfg(feature = "tracing")]
+        self.spans.deciding(backoff, hint);
         let mut nanos = hint.saturating_add(backoff);
         if self.leaves_no_room(nanos) {
             return Plan::Stop(StopReason::Deadline);
@@ -497,8 +544,11 @@ impl<'p> Engine<'p> {
             match ask(*guard, &next) {
                 Admit::Go => {}
                 Admit::Wait(more) => {
-                    wait = wait.saturating_add(backoff::saturating_nanos(more));
+                    let more = backoff::saturating_nanos(more);
+                    wait = wait.saturating_add(more);
                     self.flags |= PACE;
+                    #[cfg(feature = "tracing")]
+                    self.spans.lengthened(observe::FROM_GUARD[at], more);
                 }
                 Admit::Later => self.flags |= PACE,
                 Admit::Stop(reason) => {
@@ -699,6 +749,8 @@ impl<'p> Engine<'p> {
         {
             observe::late_give_up(stats, self.attempts, self.max(), self.elapsed(), reason);
         }
+        #[cfg(feature = "tracing")]
+        self.spans.stopped_before_attempt(self.attempts, reason);
     }
 
     /// Nanoseconds since the call started, saturating; 0 before the clock
@@ -735,6 +787,18 @@ impl<'p> Engine<'p> {
         self.flags |= TIMED_OUT;
     }
     /// The number of the attempt about to run (or running), 1 for the first.
+    #[cfg(feature = "tracing")]
+    /// The running attempt's span, to enter around its polls, if a
+    /// subscriber wants it.
+    #[inline]
+    pub(crate) fn attempt_span(&mut self) -> Option<tracing::Span> {
+        if !self.spans.is_on() {
+            return None;
+        }
+        let budget_left = self.policy.get_budget().map(RetryBudget::balance);
+        self.spans.attempt(self.attempt_number(), budget_left)
+    }
+
     pub(crate) const fn attempt_number(&self) -> u32 {
         self.attempts.saturating_add(1)
     }

@@ -182,4 +182,13 @@ pub mod __private {
     pub use ::futures_core::Stream;
     pub use ::std::borrow::Cow;
     pub use ::std::format;
+
+    /// What feature `tracing` adds to every call's engine, and so to every
+    /// `#[retry]` future: the pointer to its spans' state (`None` while
+    /// nobody listens). `tests/future_size.rs` allows for it.
+    pub const SPANS_BYTES: usize = if cfg!(feature = "tracing") {
+        ::core::mem::size_of::<usize>()
+    } else {
+        0
+    };
 }

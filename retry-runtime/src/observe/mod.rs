@@ -13,6 +13,11 @@ use crate::{ErrorClass, Limit, Policy, StopReason};
 mod events;
 #[cfg(feature = "tracing")]
 pub(crate) mod levels;
+#[cfg(feature = "tracing")]
+mod spans;
+
+#[cfg(feature = "tracing")]
+pub(crate) use spans::{FROM_GUARD, Spans};
 #[cfg(feature = "metrics")]
 mod metrics;
 
