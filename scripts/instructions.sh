@@ -17,14 +17,18 @@
 # `stream-resume`, whose items have ids): the wrapper's cost per item.
 #
 # Usage: scripts/instructions.sh [VARIANT ...]   (default: all of them)
-# Environment: CALLS (10000). Needs valgrind.
+# Environment: CALLS (10000); FEATURES, tenacious's features to build with
+# (`FEATURES=tracing`: what the events and spans cost when nobody listens).
+# Needs valgrind.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 calls=${CALLS:-10000}
 command -v valgrind > /dev/null || { echo "instructions.sh: valgrind is not installed" >&2; exit 1; }
 
-bin=$(cd "$repo" && cargo bench --bench instructions --no-run --message-format=json 2> /dev/null |
+features=()
+[ -n "${FEATURES:-}" ] && features=(--features "$FEATURES")
+bin=$(cd "$repo" && cargo bench --bench instructions "${features[@]}" --no-run --message-format=json 2> /dev/null |
   sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
 [ -x "$bin" ] || { echo "instructions.sh: could not build benches/instructions.rs" >&2; exit 1; }
 

@@ -131,7 +131,7 @@ impl<'p> Engine<'p> {
             key: [0; 2],
             #[cfg(feature = "tracing")]
             spans: match policy.get_stats() {
-                Some(stats) => observe::Spans::start(stats.name(), policy.get_max()),
+                Some(stats) => observe::Spans::new(stats.name(), policy.get_max()),
                 None => observe::Spans::NONE,
             },
         };

@@ -48,9 +48,19 @@ impl Spans {
     pub(crate) const NONE: Self = Self(None);
 
     /// The call's span, if a subscriber wants it: named `retry`, with
-    /// `otel.name` the record's name.
+    /// `otel.name` the record's name. A process that never set a
+    /// subscriber pays one atomic load for it.
+    #[inline]
+    pub(crate) fn new(name: &'static str, max: u32) -> Self {
+        if tracing::dispatcher::has_been_set() {
+            Self::start(name, max)
+        } else {
+            Self::NONE
+        }
+    }
+
     #[cold]
-    pub(crate) fn start(name: &'static str, max: u32) -> Self {
+    fn start(name: &'static str, max: u32) -> Self {
         let call = tracing::info_span!(
             target: "tenacious",
             "retry",
