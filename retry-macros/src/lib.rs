@@ -530,8 +530,8 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 /// least 1; it raises or lowers the policy's), `base = "1s"` the backoff's
 /// base for the retry after it (the policy's `cap` still bounds it), and
 /// `not_sent` says the request never reached the server, so a call that is
-/// not idempotent may retry it. They become [`Classify::limits`] and
-/// [`Classify::not_sent`]; on a `transparent` case they override what the
+/// not idempotent may retry it. They become `Classify::limits` and
+/// `Classify::not_sent`; on a `transparent` case they override what the
 /// wrapped error says, and without them it forwards. `Failure::limit()`
 /// says when an error's own `max` stopped the call. On `invalid` and
 /// `fatal` cases, never retried, they would never be read, so they are an

@@ -111,6 +111,8 @@ pub mod redis;
 mod refused;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;
+#[cfg(feature = "reqwest-middleware")]
+pub mod reqwest_middleware;
 pub mod retry_after;
 mod retry_on;
 mod run;

@@ -1,0 +1,190 @@
+//! `reqwest_middleware::Error` as a classified error, and [`Failed`], what
+//! one attempt of [`RetryMiddleware`](super::RetryMiddleware) hands the
+//! engine when it did not succeed.
+use std::borrow::Cow;
+use std::io;
+
+use http::Extensions;
+use reqwest_middleware::Error;
+
+use crate::{Classify, Elapsed, ErrorClass, HttpError, Limits, Refused, Signals};
+
+/// Classifies the error of a `ClientWithMiddleware` (so a `#[retry]` fn
+/// may return it as it is) by the error it holds:
+///
+/// | error | classified as |
+/// |---|---|
+/// | `Error::Reqwest(e)` | `e`, by the [`reqwest::Error` table](crate::Classify#impl-Classify-for-Error-1) |
+/// | `Error::Middleware(e)` where `e`, or an error in its source chain, is a `reqwest::Error`, an [`HttpError`], an [`Elapsed`], a [`Refused`], an `io::Error` or a `reqwest_middleware::Error` | that error (the outermost such), by its own table |
+/// | any other `Error::Middleware` | `Fatal`, variant `"Middleware"`: a middleware failed in a way no retry can mend, as reqwest-retry takes it |
+///
+/// [`not_sent`](Classify::not_sent) is the inner error's (a connect error,
+/// a guard's refusal: nothing was sent), so a policy with
+/// [`idempotent(false)`](crate::Policy::idempotent) may retry those. A
+/// guard's refusal before the first attempt is
+/// `Error::Middleware(Refused)`.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Classify, Elapsed, ErrorClass, Refused, StopReason};
+///
+/// let refused = reqwest_middleware::Error::middleware(Refused::new(StopReason::CircuitOpen));
+/// assert_eq!(refused.classify(), ErrorClass::Transient);
+/// assert!(refused.not_sent());
+///
+/// // A middleware's own error, which says nothing this crate reads.
+/// let failed = reqwest_middleware::Error::middleware(std::fmt::Error);
+/// assert_eq!(failed.classify(), ErrorClass::Fatal);
+/// assert_eq!(failed.variant(), "Middleware");
+///
+/// // Anything of this crate's, or of reqwest's, in the middleware's error.
+/// let timed_out = reqwest_middleware::Error::middleware(Elapsed::new(Duration::from_secs(10)));
+/// assert_eq!((timed_out.classify(), timed_out.variant()), (ErrorClass::Transient, "Elapsed"));
+/// ```
+impl Classify for Error {
+    fn classify(&self) -> ErrorClass {
+        known(self).map_or(ErrorClass::Fatal, Classify::classify)
+    }
+
+    fn retry_after(&self) -> Option<std::time::Duration> {
+        known(self).and_then(Classify::retry_after)
+    }
+
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        match known(self) {
+            Some(error) => error.hint(),
+            None => Some(Cow::Borrowed(
+                "a middleware of the HTTP client failed; its error says why",
+            )),
+        }
+    }
+
+    fn variant(&self) -> &'static str {
+        known(self).map_or("Middleware", Classify::variant)
+    }
+
+    fn signals(&self) -> Signals {
+        known(self).map_or(Signals::NONE, Classify::signals)
+    }
+
+    fn not_sent(&self) -> bool {
+        known(self).is_some_and(Classify::not_sent)
+    }
+
+    fn limits(&self) -> Limits {
+        known(self).map_or(Limits::NONE, Classify::limits)
+    }
+
+    /// `Error::Middleware` holding the [`Refused`].
+    fn refused() -> Option<fn(Refused) -> Self> {
+        Some(Error::middleware)
+    }
+}
+
+/// The error `error` holds that this crate classifies, if any.
+fn known(error: &Error) -> Option<&dyn Classify> {
+    match error {
+        Error::Reqwest(error) => Some(error),
+        Error::Middleware(error) => error.chain().find_map(|error| {
+            let error: &dyn Classify = if let Some(e) = error.downcast_ref::<reqwest::Error>() {
+                e
+            } else if let Some(e) = error.downcast_ref::<HttpError>() {
+                e
+            } else if let Some(e) = error.downcast_ref::<Elapsed>() {
+                e
+            } else if let Some(e) = error.downcast_ref::<Refused>() {
+                e
+            } else if let Some(e) = error.downcast_ref::<io::Error>() {
+                e
+            } else {
+                return known(error.downcast_ref::<Error>()?);
+            };
+            Some(error)
+        }),
+    }
+}
+
+/// How one attempt of the middleware failed.
+#[derive(Debug)]
+pub(super) enum Cause {
+    /// The server answered with a 4xx or 5xx status, classified by it, its
+    /// headers and its error body; the response is kept whole, the call's
+    /// answer if the policy gives up on it.
+    Response {
+        error: HttpError,
+        response: reqwest::Response,
+    },
+    /// The rest of the middleware chain or the client failed.
+    Sent(Error),
+    /// The attempt ran out of the policy's timeout (or of what its
+    /// deadline left).
+    Elapsed(Elapsed),
+    /// A guard refused the call before its first attempt.
+    Refused(Refused),
+}
+
+/// One attempt's failure, as the engine classifies it, with the
+/// extensions the attempt ended with (none for an attempt dropped at its
+/// time limit, or never made).
+#[derive(Debug)]
+pub(super) struct Failed {
+    pub(super) cause: Cause,
+    pub(super) extensions: Option<Extensions>,
+}
+
+impl Failed {
+    fn cause(&self) -> &dyn Classify {
+        match &self.cause {
+            Cause::Response { error, .. } => error,
+            Cause::Sent(error) => error,
+            Cause::Elapsed(elapsed) => elapsed,
+            Cause::Refused(refused) => refused,
+        }
+    }
+}
+
+impl Classify for Failed {
+    fn classify(&self) -> ErrorClass {
+        self.cause().classify()
+    }
+
+    fn retry_after(&self) -> Option<std::time::Duration> {
+        self.cause().retry_after()
+    }
+
+    fn hint(&self) -> Option<Cow<'static, str>> {
+        self.cause().hint()
+    }
+
+    fn variant(&self) -> &'static str {
+        self.cause().variant()
+    }
+
+    fn signals(&self) -> Signals {
+        self.cause().signals()
+    }
+
+    fn not_sent(&self) -> bool {
+        self.cause().not_sent()
+    }
+
+    fn limits(&self) -> Limits {
+        self.cause().limits()
+    }
+
+    fn refused() -> Option<fn(Refused) -> Self> {
+        Some(|refused| Self {
+            cause: Cause::Refused(refused),
+            extensions: None,
+        })
+    }
+}
+
+impl From<Elapsed> for Failed {
+    fn from(elapsed: Elapsed) -> Self {
+        Self {
+            cause: Cause::Elapsed(elapsed),
+            extensions: None,
+        }
+    }
+}
