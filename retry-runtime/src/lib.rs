@@ -75,6 +75,7 @@
 pub mod agent;
 mod attempt;
 mod backoff;
+mod bound;
 mod breaker;
 mod budget;
 mod call_key;
@@ -152,6 +153,7 @@ pub use throttle::{Throttle, ThrottleStats};
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::bound::{BoundPolicy, policy_name};
     pub use crate::call_key::{ArgHasher, ArgProbe, HashArg, KeySource, SkipArg};
     pub use crate::classify_derive::{RetryAfterField, WithOutput};
     pub use crate::clock::Clock;
