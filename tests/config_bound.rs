@@ -75,6 +75,26 @@ async fn words() -> Result<impl Stream<Item = Result<u32, SearchError>>, SearchE
     Ok(stream::iter([Ok(1)]))
 }
 
+/// An error that cannot hold an `Elapsed`.
+#[derive(Debug, Classify)]
+#[classify(transient)]
+struct Unbounded;
+
+/// A slow attempt, bounded by the loaded `timeout`: its error holds the
+/// expiry.
+#[retry(policy = "slow")]
+async fn slow() -> Result<(), Failure<SearchError>> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Ok(())
+}
+
+/// The same, unbounded: its error cannot say an attempt ran out.
+#[retry(policy = "slow")]
+async fn slow_unbounded() -> Result<(), Unbounded> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Ok(())
+}
+
 const SET: &str = r#"
 [policies.search]
 max = 5
@@ -84,6 +104,11 @@ base = "10ms"
 max = 5
 base = "1ms"
 budget = "empty"
+
+[policies.slow]
+max = 2
+base = "1ms"
+timeout = "10ms"
 
 [budgets.empty]
 capacity = 0
@@ -138,6 +163,15 @@ async fn a_named_policy_is_the_fallback_until_loaded_then_the_loaded_one() {
     let items: Vec<_> = words().collect().await;
     assert_eq!(SEARCHES.load(Ordering::Relaxed) - before, 5);
     assert!(matches!(&items[..], [Err(failure)] if failure.attempts().len() == 5));
+
+    // A loaded `timeout` bounds each attempt of a fn whose error converts
+    // from `Elapsed`, as `timeout = "..."` would; no other.
+    let start = tokio::time::Instant::now();
+    let failure = slow().await.unwrap_err();
+    assert_eq!(failure.attempts().len(), 2);
+    assert_eq!(failure.last(), &SearchError::Timeout);
+    assert!(start.elapsed() < Duration::from_secs(1));
+    slow_unbounded().await.unwrap();
 
     // Still the fallback for a name the set lacks, and still reported.
     assert_eq!(complete().await.unwrap_err().attempts().len(), 3);

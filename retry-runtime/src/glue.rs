@@ -204,6 +204,60 @@ where
     R::from_result(Err(R::Error::from(elapsed)))
 }
 
+/// The output a timed-out attempt of a `#[retry(policy = "name")]` fn
+/// became ([`attempt_timed_by`](crate::driver::attempt_timed_by)'s `Err`).
+/// Tells `engine`, as [`timed_out`] does.
+pub fn timed_out_as<R>(engine: &mut Engine<'_>, output: R) -> R {
+    engine.note_timeout();
+    output
+}
+
+/// The output type of an attempt's future, for [`ElapsedInto`] and
+/// [`ElapsedNot`] to tell, by method resolution, whether its error can
+/// hold an [`Elapsed`]: `(&OutputOf::of(&fut)).elapsed_into()` is `Some`
+/// if it can, `None` if not (or if a generic fn's bounds do not say).
+#[doc(hidden)]
+pub struct OutputOf<O>(std::marker::PhantomData<fn() -> O>);
+
+impl<O> OutputOf<O> {
+    /// For the future `fut` will be.
+    #[must_use]
+    pub fn of<F: std::future::Future<Output = O>>(fut: &F) -> Self {
+        let _ = fut;
+        Self(std::marker::PhantomData)
+    }
+}
+
+/// An output whose error converts from an [`Elapsed`]: `Some`.
+#[doc(hidden)]
+pub trait ElapsedInto<O> {
+    /// How the expiry becomes the output.
+    fn elapsed_into(&self) -> Option<fn(Elapsed) -> O>;
+}
+
+impl<O> ElapsedInto<O> for OutputOf<O>
+where
+    O: RetryResult,
+    O::Error: From<Elapsed>,
+{
+    fn elapsed_into(&self) -> Option<fn(Elapsed) -> O> {
+        Some(|elapsed| O::from_result(Err(O::Error::from(elapsed))))
+    }
+}
+
+/// Any other output (found by autoref, after [`ElapsedInto`]): `None`.
+#[doc(hidden)]
+pub trait ElapsedNot<O> {
+    /// None.
+    fn elapsed_into(&self) -> Option<fn(Elapsed) -> O>;
+}
+
+impl<O> ElapsedNot<O> for &OutputOf<O> {
+    fn elapsed_into(&self) -> Option<fn(Elapsed) -> O> {
+        None
+    }
+}
+
 /// How a `fallback` fn takes the give-up: the whole [`Failure`].
 #[doc(hidden)]
 #[derive(Debug)]

@@ -209,6 +209,26 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
                     };
                 }
             }
+            // A policy looked up by name may have a `timeout`: it bounds
+            // the attempt if the error can say it ran out (`From<Elapsed>`,
+            // found by method resolution on the attempt's future), as
+            // `timeout = "..."` would; otherwise the attempt is unbounded.
+            None if by_name => {
+                let fut = local("attempt");
+                let to_error = local("to_error");
+                quote! {
+                    let #fut = async #attempt_body;
+                    let #to_error = {
+                        #[allow(unused_imports)]
+                        use #private::{ElapsedInto as _, ElapsedNot as _};
+                        (&#private::OutputOf::of(&#fut)).elapsed_into()
+                    };
+                    let #result = match #private::attempt_timed_by(&mut #engine, #to_error, #fut).await {
+                        #private::Result::Ok(#result) => #result,
+                        #private::Result::Err(#result) => #private::timed_out_as(&mut #engine, #result),
+                    };
+                }
+            }
             None => quote! {
                 let #result = #private::attempt(&mut #engine, async #attempt_body).await;
             },
