@@ -133,6 +133,15 @@
 //! A [`Policies`] of its own, without [`load`], is for tests and for a
 //! second set.
 //!
+//! # Bound to `#[retry]` by name
+//!
+//! `#[retry(policy = "openai")]` runs the loaded policy `openai`, looked
+//! up at run time, with the keys written beside the name overriding its
+//! fields. Until a loaded set has the name, a call runs the defaults with
+//! those keys, and [`missing`] lists the name (see it for the whole
+//! behaviour and an example). A policy's name is what `#[retry]` names:
+//! not empty, no whitespace, no control character.
+//!
 //! # What a set costs
 //!
 //! A [`Policy`] names its guards by `&'static` reference, so reading a set
