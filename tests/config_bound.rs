@@ -95,6 +95,14 @@ async fn slow_unbounded() -> Result<(), Unbounded> {
     Ok(())
 }
 
+/// A slow attempt under a loaded `deadline` alone: it is not cut, as a
+/// `#[retry]` fn's attempt without `timeout` is not.
+#[retry(policy = "patient")]
+async fn patient() -> Result<(), Failure<SearchError>> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Ok(())
+}
+
 const SET: &str = r#"
 [policies.search]
 max = 5
@@ -109,6 +117,9 @@ budget = "empty"
 max = 2
 base = "1ms"
 timeout = "10ms"
+
+[policies.patient]
+deadline = "100ms"
 
 [budgets.empty]
 capacity = 0
@@ -172,6 +183,7 @@ async fn a_named_policy_is_the_fallback_until_loaded_then_the_loaded_one() {
     assert_eq!(failure.last(), &SearchError::Timeout);
     assert!(start.elapsed() < Duration::from_secs(1));
     slow_unbounded().await.unwrap();
+    patient().await.unwrap();
 
     // Still the fallback for a name the set lacks, and still reported.
     assert_eq!(complete().await.unwrap_err().attempts().len(), 3);

@@ -117,72 +117,47 @@ impl<F: Future> Future for AttemptingTimed<'_, '_, F> {
     }
 }
 
-/// Runs one async attempt with its context set, bounded by the engine's
-/// attempt limit only if `to_error` can turn its expiry into the attempt's
-/// output (`#[retry(policy = "name")]`: a loaded policy's `timeout`
-/// applies to a fn whose error holds an [`Elapsed`], as
-/// [`ElapsedInto`](crate::glue::ElapsedInto) finds). `Err` holds the
-/// output a timed-out attempt became; the caller tells the engine
-/// ([`timed_out_as`](crate::glue::timed_out_as)).
+/// Runs one async attempt with its context set, bounded by `limit`, its
+/// expiry made the attempt's output by `to_error`: the attempt of a
+/// `#[retry(policy = "name")]` fn whose loaded policy has a `timeout` and
+/// whose error holds an [`Elapsed`] ([`bounded`](crate::glue::bounded)
+/// says when). `Err` holds the output a timed-out attempt became; the
+/// caller tells the engine ([`timed_out_as`](crate::glue::timed_out_as)).
 #[inline]
-pub fn attempt_timed_by<'a, 'p, F: Future>(
+pub fn attempt_bounded<'a, 'p, F: Future>(
     engine: &'a mut Engine<'p>,
-    to_error: Option<fn(Elapsed) -> F::Output>,
+    (to_error, limit): (fn(Elapsed) -> F::Output, Duration),
     fut: F,
-) -> AttemptingTimedBy<'a, 'p, F> {
-    match (to_error, engine.attempt_limit()) {
-        (Some(to_error), Some(limit)) => AttemptingTimedBy::Limited {
-            attempt: tokio::time::timeout(limit, attempt(engine, fut)),
-            limit,
-            to_error,
-        },
-        _ => AttemptingTimedBy::Unlimited {
-            attempt: attempt(engine, fut),
-        },
+) -> AttemptingBounded<'a, 'p, F> {
+    AttemptingBounded {
+        attempt: tokio::time::timeout(limit, attempt(engine, fut)),
+        limit,
+        to_error,
     }
 }
 
 pin_project! {
-    /// The future of [`attempt_timed_by`]: the attempt, bounded by its
-    /// time limit if it has one and its output can say it ran out.
+    /// The future of [`attempt_bounded`].
     #[derive(Debug)]
-    #[allow(missing_docs)]
     #[must_use = "an attempt does nothing unless awaited"]
-    #[project = AttemptingTimedByProj]
-    pub enum AttemptingTimedBy<'a, 'p, F: Future> {
-        /// No limit, or an output that cannot say it ran out.
-        Unlimited {
-            #[pin]
-            attempt: Attempting<'a, 'p, F>,
-        },
-        /// Bounded by `limit`; its expiry made an output by `to_error`.
-        Limited {
-            #[pin]
-            attempt: tokio::time::Timeout<Attempting<'a, 'p, F>>,
-            limit: Duration,
-            to_error: fn(Elapsed) -> F::Output,
-        },
+    pub struct AttemptingBounded<'a, 'p, F: Future> {
+        #[pin]
+        attempt: tokio::time::Timeout<Attempting<'a, 'p, F>>,
+        limit: Duration,
+        to_error: fn(Elapsed) -> F::Output,
     }
 }
 
-impl<F: Future> Future for AttemptingTimedBy<'_, '_, F> {
+impl<F: Future> Future for AttemptingBounded<'_, '_, F> {
     type Output = Result<F::Output, F::Output>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project() {
-            AttemptingTimedByProj::Unlimited { attempt } => attempt.poll(cx).map(Ok),
-            AttemptingTimedByProj::Limited {
-                attempt,
-                limit,
-                to_error,
-            } => {
-                let (limit, to_error) = (*limit, *to_error);
-                attempt
-                    .poll(cx)
-                    .map(|output| output.map_err(|_| to_error(Elapsed::new(limit))))
-            }
-        }
+        let this = self.project();
+        let (limit, to_error) = (*this.limit, *this.to_error);
+        this.attempt
+            .poll(cx)
+            .map(|output| output.map_err(|_| to_error(Elapsed::new(limit))))
     }
 }
 

@@ -204,8 +204,34 @@ where
     R::from_result(Err(R::Error::from(elapsed)))
 }
 
+/// How an attempt of a `#[retry(policy = "name")]` fn is bounded: by the
+/// engine's attempt limit (the timeout, cut to what is left of the
+/// deadline) if the policy has a `timeout` and `to_error` can make the
+/// attempt's output of its expiry; else `None`, and the attempt runs
+/// unbounded, as that of a `#[retry]` fn without `timeout` does.
+#[inline]
+pub fn bounded<R>(
+    engine: &Engine<'_>,
+    to_error: Option<fn(Elapsed) -> R>,
+) -> Option<(fn(Elapsed) -> R, Duration)> {
+    let to_error = to_error?;
+    if !engine.has_timeout() {
+        return None;
+    }
+    Some((to_error, engine.attempt_limit()?))
+}
+
+/// Whether the guards are to be asked before the attempt: a
+/// `#[retry(policy = "name")]` fn, whose loaded policy may have guards or
+/// not, asks this before it awaits [`pace_first`].
+#[inline]
+#[must_use]
+pub fn wants_pace(engine: &Engine<'_>) -> bool {
+    engine.wants_pace()
+}
+
 /// The output a timed-out attempt of a `#[retry(policy = "name")]` fn
-/// became ([`attempt_timed_by`](crate::driver::attempt_timed_by)'s `Err`).
+/// became ([`attempt_bounded`](crate::driver::attempt_bounded)'s `Err`).
 /// Tells `engine`, as [`timed_out`] does.
 pub fn timed_out_as<R>(engine: &mut Engine<'_>, output: R) -> R {
     engine.note_timeout();
@@ -220,7 +246,7 @@ pub fn timed_out_as<R>(engine: &mut Engine<'_>, output: R) -> R {
 pub struct OutputOf<O>(std::marker::PhantomData<fn() -> O>);
 
 impl<O> OutputOf<O> {
-    /// For the future `fut` will be.
+    /// For the future `fut` is.
     #[must_use]
     pub fn of<F: std::future::Future<Output = O>>(fut: &F) -> Self {
         let _ = fut;

@@ -158,15 +158,15 @@ pub mod __private {
     pub use crate::classify_derive::{RetryAfterField, WithOutput};
     pub use crate::clock::Clock;
     pub use crate::driver::{
-        Attempting, AttemptingTimed, AttemptingTimedBy, attempt, attempt_blocking, attempt_timed,
-        attempt_timed_by, sleep, sleep_blocking,
+        Attempting, AttemptingBounded, AttemptingTimed, attempt, attempt_blocking, attempt_bounded,
+        attempt_timed, sleep, sleep_blocking,
     };
     pub use crate::engine::Engine;
     pub use crate::failure::Provenance;
     pub use crate::glue::{
-        ByError, ByFailure, ElapsedInto, ElapsedNot, FallbackFn, OutputOf, fall_back,
+        ByError, ByFailure, ElapsedInto, ElapsedNot, FallbackFn, OutputOf, bounded, fall_back,
         fall_back_failure, pace_first, pace_first_blocking, resume, resume_failure, step,
-        step_failure, step_failure_held, step_held, timed_out, timed_out_as,
+        step_failure, step_failure_held, step_held, timed_out, timed_out_as, wants_pace,
     };
     pub use crate::hooks::{CheckFn, NotifyFn, RetryResult, WhenFn, always, checked, ignore};
     pub use crate::pace::{pace, pace_blocking};

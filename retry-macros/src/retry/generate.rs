@@ -105,10 +105,21 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         } else {
             quote!(#private::pace_first_blocking(&mut #engine))
         };
-        quote! {
+        let pace_first = quote! {
             if let #private::Option::Some(#first_output) = #first {
                 return #ret_first;
             }
+        };
+        // A policy looked up by name may have no guard: then no future
+        // of `pace_first` is made and awaited.
+        if by_name && shape.is_async {
+            quote! {
+                if #private::wants_pace(&#engine) {
+                    #pace_first
+                }
+            }
+        } else {
+            pace_first
         }
     });
     let pace = paced.then(|| {
@@ -216,6 +227,9 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
             None if by_name => {
                 let fut = local("attempt");
                 let to_error = local("to_error");
+                let bound = local("bound");
+                // Two awaits, one taken: an unbounded attempt (the loaded
+                // policy has no `timeout`) is awaited as any fn's is.
                 quote! {
                     let #fut = async #attempt_body;
                     let #to_error = {
@@ -223,9 +237,16 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
                         use #private::{ElapsedInto as _, ElapsedNot as _};
                         (&#private::OutputOf::of(&#fut)).elapsed_into()
                     };
-                    let #result = match #private::attempt_timed_by(&mut #engine, #to_error, #fut).await {
-                        #private::Result::Ok(#result) => #result,
-                        #private::Result::Err(#result) => #private::timed_out_as(&mut #engine, #result),
+                    let #result = match #private::bounded(&#engine, #to_error) {
+                        #private::Option::None => #private::attempt(&mut #engine, #fut).await,
+                        #private::Option::Some(#bound) => {
+                            match #private::attempt_bounded(&mut #engine, #bound, #fut).await {
+                                #private::Result::Ok(#result) => #result,
+                                #private::Result::Err(#result) => {
+                                    #private::timed_out_as(&mut #engine, #result)
+                                }
+                            }
+                        }
                     };
                 }
             }
