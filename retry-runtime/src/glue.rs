@@ -204,16 +204,16 @@ where
     R::from_result(Err(R::Error::from(elapsed)))
 }
 
+/// How a timed-out attempt becomes its output, and its time limit.
+pub type Bound<R> = (fn(Elapsed) -> R, Duration);
+
 /// How an attempt of a `#[retry(policy = "name")]` fn is bounded: by the
 /// engine's attempt limit (the timeout, cut to what is left of the
 /// deadline) if the policy has a `timeout` and `to_error` can make the
 /// attempt's output of its expiry; else `None`, and the attempt runs
 /// unbounded, as that of a `#[retry]` fn without `timeout` does.
 #[inline]
-pub fn bounded<R>(
-    engine: &Engine<'_>,
-    to_error: Option<fn(Elapsed) -> R>,
-) -> Option<(fn(Elapsed) -> R, Duration)> {
+pub fn bounded<R>(engine: &Engine<'_>, to_error: Option<fn(Elapsed) -> R>) -> Option<Bound<R>> {
     let to_error = to_error?;
     if !engine.has_timeout() {
         return None;

@@ -678,10 +678,12 @@ fn a_policy_name_with_whitespace_or_a_control_character_is_refused() {
     );
     let err = Policies::from_vars("APP", [("APP_POLICY_OPEN AI_MAX", "3")]).unwrap_err();
     assert!(
-        err.to_string().contains("a policy's name has no whitespace"),
+        err.to_string()
+            .contains("a policy's name has no whitespace"),
         "{err}"
     );
     // Any other name a file can hold is a name.
-    let set = Policies::from_toml_str("[policies.\"open-ai.v2\"]\n[policies.\"Ünïcode\"]\n").unwrap();
+    let set =
+        Policies::from_toml_str("[policies.\"open-ai.v2\"]\n[policies.\"Ünïcode\"]\n").unwrap();
     assert_eq!(set.names().collect::<Vec<_>>(), ["open-ai.v2", "Ünïcode"]);
 }
