@@ -847,6 +847,67 @@ mod tests {
     }
 
     #[test]
+    fn a_policy_by_name_is_a_bound_static_with_the_keys_twice() {
+        let out = expand(
+            quote!(policy = "openai", max = 4),
+            quote!(
+                async fn chat() -> R {
+                    x
+                }
+            ),
+        )
+        .to_string();
+        for part in [
+            "static __TENACIOUS_POLICY : :: tenacious :: __private :: BoundPolicy = \
+             :: tenacious :: __private :: BoundPolicy :: new (:: tenacious :: __private :: \
+             policy_name (\"openai\") ,",
+            // The fallback, built at compile time, and the same keys for the
+            // loaded policy, the record in both.
+            "& const { :: tenacious :: __private :: Policy :: new () . max (4) . stats \
+             (& __TENACIOUS_STATS) } ,",
+            "| __tenacious_loaded : :: tenacious :: __private :: Policy | __tenacious_loaded \
+             . max (4) . stats (& __TENACIOUS_STATS) ,",
+            "__TENACIOUS_POLICY . policy () }",
+            // The loop that serves any policy: guards, a held result, a
+            // timeout if the loaded policy has one.
+            "if :: tenacious :: __private :: wants_pace (& __tenacious_engine)",
+            "step_held",
+            ":: tenacious :: __private :: bounded (& __tenacious_engine , __tenacious_to_error)",
+            "attempt_bounded",
+        ] {
+            assert!(out.contains(part), "{part} not in {out}");
+        }
+        let sync = expand(
+            quote!(policy = "openai"),
+            quote!(
+                fn chat() -> R {
+                    x
+                }
+            ),
+        )
+        .to_string();
+        assert!(
+            sync.contains("pace_first_blocking") && !sync.contains("bounded"),
+            "{sync}"
+        );
+        // A path is read at compile time, as before.
+        let path = expand(
+            quote!(policy = OPENAI),
+            quote!(
+                fn chat() -> R {
+                    x
+                }
+            ),
+        )
+        .to_string();
+        assert!(
+            path.contains("& const {") && path.contains("Policy :: named (OPENAI)"),
+            "{path}"
+        );
+        assert!(!path.contains("BoundPolicy"), "{path}");
+    }
+
+    #[test]
     fn impl_trait_is_erased_wherever_it_nests() {
         let mut ty: syn::Type = syn::parse2(quote!(
             Result<(impl Display, Vec<impl Iterator<Item = impl Debug>>), E>
