@@ -21,6 +21,11 @@
 //! `overhead`, where the same fns are called from criterion's groups and
 //! from the paired comparison.
 //!
+//! The `-named` variants are `retry` and `retry-sync` bound by name to a
+//! policy of the defaults loaded from config (`policy = "bench"`):
+//! `retry-named-missing` calls the same fn with nothing loaded, so every
+//! call looks for the name and runs the fallback.
+//!
 //! The `stream` variants read one stream of `TENACIOUS_CALLS` items, so
 //! the script's figure for them is instructions per item: the `stream`
 //! bench's source (`stream::iter(0..n).map(Ok)`, always ready) read raw
@@ -69,6 +74,25 @@ fn retried_sync(args: &str) -> Result<u64, ToolError> {
 #[retry(stats = false)]
 fn retried_unrecorded_sync(args: &str) -> Result<u64, ToolError> {
     cache_key(args)
+}
+
+/// `retried` bound by name to the policy `bench` of the loaded set
+/// (`policy = "name"`): the defaults, as `retried`'s.
+#[retry(policy = "bench")]
+async fn retried_named(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+#[retry(policy = "bench")]
+fn retried_named_sync(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+/// Loads the set the `-named` variants bind to: `bench`, the defaults.
+fn load_bench_policy() {
+    let set = tenacious::config::Policies::from_toml_str("[policies.bench]\n")
+        .expect("the bench's policy");
+    tenacious::config::load(set).expect("loaded once");
 }
 
 /// Makes `calls` calls on a current-thread runtime with a paused clock, as
@@ -164,16 +188,19 @@ where
     });
 }
 
-const VARIANTS: [&str; 23] = [
+const VARIANTS: [&str; 26] = [
     "plain",
     "retry",
     "retry-unrecorded",
+    "retry-named",
+    "retry-named-missing",
     "policy",
     "backon",
     "tokio-retry2",
     "plain-sync",
     "retry-sync",
     "retry-unrecorded-sync",
+    "retry-named-sync",
     "policy-sync",
     "backon-sync",
     "loop-two",
@@ -209,6 +236,12 @@ fn main() {
         "plain" => run_async(calls, || plain(black_box(ARGS))),
         "retry" => run_async(calls, || retried(black_box(ARGS))),
         "retry-unrecorded" => run_async(calls, || retried_unrecorded(black_box(ARGS))),
+        "retry-named" => {
+            load_bench_policy();
+            run_async(calls, || retried_named(black_box(ARGS)));
+        }
+        // Nothing loaded: every call looks for the name and runs the fallback.
+        "retry-named-missing" => run_async(calls, || retried_named(black_box(ARGS))),
         "policy" => run_async(calls, || {
             let args = black_box(ARGS);
             POLICY.retry(move || plain(args))
@@ -229,6 +262,10 @@ fn main() {
         "plain-sync" => run_sync(calls, || plain_sync(black_box(ARGS))),
         "retry-sync" => run_sync(calls, || retried_sync(black_box(ARGS))),
         "retry-unrecorded-sync" => run_sync(calls, || retried_unrecorded_sync(black_box(ARGS))),
+        "retry-named-sync" => {
+            load_bench_policy();
+            run_sync(calls, || retried_named_sync(black_box(ARGS)));
+        }
         "policy-sync" => run_sync(calls, || {
             let args = black_box(ARGS);
             POLICY.retry_blocking(|| plain_sync(args))

@@ -243,6 +243,17 @@ async fn instrumented_async(name: &str) -> Result<usize, LintError> {
     Ok(name.len())
 }
 
+/// Bound by name (nothing is loaded here: the fallback runs).
+#[retry(policy = "search", base = "1us")]
+async fn by_name(name: &str) -> Result<usize, Failure<LintError>> {
+    Ok(name.len())
+}
+
+#[retry(policy = "search", base = "1us", stats = false)]
+fn by_name_sync<T: Display>(value: &T) -> Result<String, LintError> {
+    Ok(value.to_string())
+}
+
 #[test]
 fn every_shape_runs() {
     assert_eq!(defaults(), Ok(1));
@@ -268,6 +279,7 @@ fn every_shape_runs() {
     let mut count = 0;
     assert_eq!(instrumented("ab", &mut count), Ok(2));
     assert_eq!(instrumented_plain("ab"), Ok(2));
+    assert_eq!(by_name_sync(&1), Ok(String::from("1")));
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -283,5 +295,6 @@ fn every_shape_runs() {
         assert_eq!(client.call("y").await, Ok(2));
         assert_eq!(client.call_mut(String::from("z")).await, Ok(2));
         assert_eq!(instrumented_async("abc").await, Ok(3));
+        assert_eq!(by_name("abc").await.ok(), Some(3));
     });
 }

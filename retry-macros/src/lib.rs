@@ -58,6 +58,7 @@ use proc_macro::TokenStream;
 ///
 /// | key | meaning | default |
 /// |---|---|---|
+/// | `policy` | the policy the other keys override: the path of a `const` or `static` `tenacious::Policy`, read at compile time; or, with `tenacious`'s feature `config`, a name, `policy = "openai"`, looked up at run time in the set `tenacious::config::load` keeps (see [below](#policies-by-name)) | `Policy::new()` |
 /// | `max` | total attempts, the first included (at least 1) | `3` |
 /// | `base` | first backoff ceiling | `"200ms"` |
 /// | `cap` | ceiling of any backoff, applied after jitter (at least `base`) | `"20s"` |
@@ -139,6 +140,43 @@ use proc_macro::TokenStream;
 /// assert_eq!(fetch().await.unwrap(), 3);
 /// # }
 /// ```
+///
+/// # Policies by name
+///
+/// `policy = "name"` (feature `config`) binds the fn to the policy of that
+/// name in the set `tenacious::config::load` keeps, so it is tuned from a
+/// file or the environment without a rebuild:
+///
+/// ```rust,ignore
+/// // at start-up, once:
+/// tenacious::config::load(tenacious::config::Policies::from_toml_file("retry.toml")?)?;
+///
+/// #[retry(policy = "openai", max = 4)]
+/// async fn complete(prompt: &str) -> Result<String, Failure<ApiError>> { /* .. */ }
+/// ```
+///
+/// - The keys beside the name override the loaded policy's fields (`max`
+///   here), and the fn keeps its own statistics record, as with a path.
+/// - The first call after the load builds the fn's policy once and keeps
+///   it: later calls cost one atomic load to find it.
+/// - The loaded policy's shared guards are asked, and its `timeout`
+///   bounds each attempt of an async fn whose error is
+///   `From<tenacious::Elapsed>`; a sync fn's attempts, or those of a fn
+///   whose error cannot hold an `Elapsed`, are not bounded.
+/// - While the name is not loaded (nothing loaded yet, or no policy of
+///   that name), a call runs the **fallback**, the defaults with the keys
+///   beside the name, and keeps nothing, so the next call looks again. It
+///   never panics or waits. The name is listed by
+///   `tenacious::config::missing()` until a loaded set has it, and with
+///   feature `tracing` a `WARN` event on the target `tenacious` names the
+///   policy, the fn and the names loaded: once per fn while nothing is
+///   loaded, once per fn when the loaded set lacks the name.
+///
+/// The name may not be empty, nor hold whitespace or a control character
+/// (the config refuses such names); without feature `config` the literal
+/// is an error that says to enable it. It works on async and sync fns,
+/// methods, generic fns and fns that open a stream. See
+/// `tenacious::config::missing` for an example that runs.
 ///
 /// # `Failure<E>`
 ///

@@ -117,6 +117,50 @@ impl<F: Future> Future for AttemptingTimed<'_, '_, F> {
     }
 }
 
+/// Runs one async attempt with its context set, bounded by `limit`, its
+/// expiry made the attempt's output by `to_error`: the attempt of a
+/// `#[retry(policy = "name")]` fn whose loaded policy has a `timeout` and
+/// whose error holds an [`Elapsed`] ([`bounded`](crate::glue::bounded)
+/// says when). `Err` holds the output a timed-out attempt became; the
+/// caller tells the engine ([`timed_out_as`](crate::glue::timed_out_as)).
+#[inline]
+pub fn attempt_bounded<'a, 'p, F: Future>(
+    engine: &'a mut Engine<'p>,
+    (to_error, limit): (fn(Elapsed) -> F::Output, Duration),
+    fut: F,
+) -> AttemptingBounded<'a, 'p, F> {
+    AttemptingBounded {
+        attempt: tokio::time::timeout(limit, attempt(engine, fut)),
+        limit,
+        to_error,
+    }
+}
+
+pin_project! {
+    /// The future of [`attempt_bounded`].
+    #[derive(Debug)]
+    #[must_use = "an attempt does nothing unless awaited"]
+    pub struct AttemptingBounded<'a, 'p, F: Future> {
+        #[pin]
+        attempt: tokio::time::Timeout<Attempting<'a, 'p, F>>,
+        limit: Duration,
+        to_error: fn(Elapsed) -> F::Output,
+    }
+}
+
+impl<F: Future> Future for AttemptingBounded<'_, '_, F> {
+    type Output = Result<F::Output, F::Output>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let (limit, to_error) = (*this.limit, *this.to_error);
+        this.attempt
+            .poll(cx)
+            .map(|output| output.map_err(|_| to_error(Elapsed::new(limit))))
+    }
+}
+
 /// Runs one sync attempt with its context set.
 pub fn attempt_blocking<T>(engine: &mut Engine<'_>, f: impl FnOnce() -> T) -> T {
     scoped_blocking(&mut engine.frame(), f)

@@ -766,6 +766,12 @@ impl<'p> Engine<'p> {
             .map(|start| now(self.flags).saturating_duration_since(start))
     }
 
+    /// Whether the policy bounds each attempt (`timeout`).
+    #[inline]
+    pub(crate) const fn has_timeout(&self) -> bool {
+        self.policy.timeout_nanos().is_some()
+    }
+
     /// How long the next attempt may run: the policy's timeout, cut to what
     /// is left of the deadline; `None` when neither is set.
     #[inline]

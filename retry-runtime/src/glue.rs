@@ -204,6 +204,86 @@ where
     R::from_result(Err(R::Error::from(elapsed)))
 }
 
+/// How a timed-out attempt becomes its output, and its time limit.
+pub type Bound<R> = (fn(Elapsed) -> R, Duration);
+
+/// How an attempt of a `#[retry(policy = "name")]` fn is bounded: by the
+/// engine's attempt limit (the timeout, cut to what is left of the
+/// deadline) if the policy has a `timeout` and `to_error` can make the
+/// attempt's output of its expiry; else `None`, and the attempt runs
+/// unbounded, as that of a `#[retry]` fn without `timeout` does.
+#[inline]
+pub fn bounded<R>(engine: &Engine<'_>, to_error: Option<fn(Elapsed) -> R>) -> Option<Bound<R>> {
+    let to_error = to_error?;
+    if !engine.has_timeout() {
+        return None;
+    }
+    Some((to_error, engine.attempt_limit()?))
+}
+
+/// Whether the guards are to be asked before the attempt: a
+/// `#[retry(policy = "name")]` fn, whose loaded policy may have guards or
+/// not, asks this before it awaits [`pace_first`].
+#[inline]
+#[must_use]
+pub fn wants_pace(engine: &Engine<'_>) -> bool {
+    engine.wants_pace()
+}
+
+/// The output a timed-out attempt of a `#[retry(policy = "name")]` fn
+/// became ([`attempt_bounded`](crate::driver::attempt_bounded)'s `Err`).
+/// Tells `engine`, as [`timed_out`] does.
+pub fn timed_out_as<R>(engine: &mut Engine<'_>, output: R) -> R {
+    engine.note_timeout();
+    output
+}
+
+/// The output type of an attempt's future, for [`ElapsedInto`] and
+/// [`ElapsedNot`] to tell, by method resolution, whether its error can
+/// hold an [`Elapsed`]: `(&OutputOf::of(&fut)).elapsed_into()` is `Some`
+/// if it can, `None` if not (or if a generic fn's bounds do not say).
+#[doc(hidden)]
+pub struct OutputOf<O>(std::marker::PhantomData<fn() -> O>);
+
+impl<O> OutputOf<O> {
+    /// For the future `fut` is.
+    #[must_use]
+    pub fn of<F: std::future::Future<Output = O>>(fut: &F) -> Self {
+        let _ = fut;
+        Self(std::marker::PhantomData)
+    }
+}
+
+/// An output whose error converts from an [`Elapsed`]: `Some`.
+#[doc(hidden)]
+pub trait ElapsedInto<O> {
+    /// How the expiry becomes the output.
+    fn elapsed_into(&self) -> Option<fn(Elapsed) -> O>;
+}
+
+impl<O> ElapsedInto<O> for OutputOf<O>
+where
+    O: RetryResult,
+    O::Error: From<Elapsed>,
+{
+    fn elapsed_into(&self) -> Option<fn(Elapsed) -> O> {
+        Some(|elapsed| O::from_result(Err(O::Error::from(elapsed))))
+    }
+}
+
+/// Any other output (found by autoref, after [`ElapsedInto`]): `None`.
+#[doc(hidden)]
+pub trait ElapsedNot<O> {
+    /// None.
+    fn elapsed_into(&self) -> Option<fn(Elapsed) -> O>;
+}
+
+impl<O> ElapsedNot<O> for &OutputOf<O> {
+    fn elapsed_into(&self) -> Option<fn(Elapsed) -> O> {
+        None
+    }
+}
+
 /// How a `fallback` fn takes the give-up: the whole [`Failure`].
 #[doc(hidden)]
 #[derive(Debug)]

@@ -75,6 +75,7 @@
 pub mod agent;
 mod attempt;
 mod backoff;
+mod bound;
 mod breaker;
 mod budget;
 mod call_key;
@@ -154,19 +155,20 @@ pub use throttle::{Throttle, ThrottleStats};
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::bound::{BoundPolicy, policy_name};
     pub use crate::call_key::{ArgHasher, ArgProbe, HashArg, KeySource, SkipArg};
     pub use crate::classify_derive::{RetryAfterField, WithOutput};
     pub use crate::clock::Clock;
     pub use crate::driver::{
-        Attempting, AttemptingTimed, attempt, attempt_blocking, attempt_timed, sleep,
-        sleep_blocking,
+        Attempting, AttemptingBounded, AttemptingTimed, attempt, attempt_blocking, attempt_bounded,
+        attempt_timed, sleep, sleep_blocking,
     };
     pub use crate::engine::Engine;
     pub use crate::failure::Provenance;
     pub use crate::glue::{
-        ByError, ByFailure, FallbackFn, fall_back, fall_back_failure, pace_first,
-        pace_first_blocking, resume, resume_failure, step, step_failure, step_failure_held,
-        step_held, timed_out,
+        ByError, ByFailure, ElapsedInto, ElapsedNot, FallbackFn, OutputOf, bounded, fall_back,
+        fall_back_failure, pace_first, pace_first_blocking, resume, resume_failure, step,
+        step_failure, step_failure_held, step_held, timed_out, timed_out_as, wants_pace,
     };
     pub use crate::hooks::{CheckFn, NotifyFn, RetryResult, WhenFn, always, checked, ignore};
     pub use crate::pace::{pace, pace_blocking};

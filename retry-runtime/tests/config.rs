@@ -657,3 +657,33 @@ fn the_readme_example_is_true() {
         explained
     );
 }
+
+/// A policy's name is what `#[retry(policy = "name")]` writes, which
+/// refuses the same names at compile time (`tests/ui/fail` of the facade,
+/// `retry_policy_name_invalid.rs`).
+#[test]
+fn a_policy_name_with_whitespace_or_a_control_character_is_refused() {
+    assert_eq!(
+        problems("[policies.\"open ai\"]\n[policies.\"search\\t\"]\n[policies.\"\"]\n"),
+        [
+            "policies.\"\": a policy needs a name, not an empty string",
+            "policies.\"open ai\": a policy's name has no whitespace or control character (' ' \
+             here): `#[retry(policy = \"name\")]` names it as written; name it like \
+             `[policies.openai]`",
+            "policies.\"search\\t\": a policy's name has no whitespace or control character \
+             ('\\t' here): `#[retry(policy = \"name\")]` names it as written; name it like \
+             `[policies.openai]`",
+        ]
+        .join("\n"),
+    );
+    let err = Policies::from_vars("APP", [("APP_POLICY_OPEN AI_MAX", "3")]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a policy's name has no whitespace"),
+        "{err}"
+    );
+    // Any other name a file can hold is a name.
+    let set =
+        Policies::from_toml_str("[policies.\"open-ai.v2\"]\n[policies.\"Ünïcode\"]\n").unwrap();
+    assert_eq!(set.names().collect::<Vec<_>>(), ["open-ai.v2", "Ünïcode"]);
+}

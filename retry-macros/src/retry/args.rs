@@ -29,20 +29,7 @@ const KEYS: &[Key] = &[
     Key {
         name: "policy",
         example: "policy = OPENAI",
-        read: |args, _, value, errors| {
-            args.policy = match ungroup(&value) {
-                Expr::Path(path) => Some(path.clone()),
-                _ => {
-                    errors.at(
-                        &value,
-                        "`policy` takes the path of a `const` or `static` `Policy`, whose \
-                         settings the other keys override: `const OPENAI: tenacious::Policy = \
-                         tenacious::Policy::new().max(5);` and `policy = OPENAI`",
-                    );
-                    None
-                }
-            };
-        },
+        read: |args, _, value, errors| args.policy = policy(&value, errors),
     },
     Key {
         name: "max",
@@ -418,12 +405,23 @@ pub(super) enum StatsArg {
     Named(LitStr),
 }
 
+/// What `policy` names.
+#[derive(Debug, Clone)]
+pub(super) enum PolicyArg {
+    /// `policy = PATH`: a `const` or `static` `Policy`, read at compile
+    /// time.
+    Path(ExprPath),
+    /// `policy = "name"`: the policy of that name in the set
+    /// `tenacious::config::load` keeps, looked up at run time.
+    Named(LitStr),
+}
+
 /// The settings of one `#[retry(...)]`; `None` means the runtime default.
 #[derive(Default)]
 pub(super) struct Args {
-    /// `policy = PATH`: a `const` or `static` `Policy` the other keys
+    /// `policy = PATH` or `policy = "name"`: the policy the other keys
     /// override.
-    pub(super) policy: Option<ExprPath>,
+    pub(super) policy: Option<PolicyArg>,
     pub(super) max: Option<u32>,
     pub(super) base: Option<DurationArg>,
     pub(super) cap: Option<DurationArg>,
@@ -930,6 +928,58 @@ fn static_path(
             None
         }
     }
+}
+
+fn policy(value: &Expr, errors: &mut Errors) -> Option<PolicyArg> {
+    match ungroup(value) {
+        Expr::Path(path) => Some(PolicyArg::Path(path.clone())),
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(name),
+            ..
+        }) => {
+            let text = name.value();
+            if text.is_empty() {
+                errors.at(
+                    name,
+                    "`policy = \"\"` names no policy: give the name of a policy the config \
+                     loads, like `policy = \"openai\"` for `[policies.openai]`, or the path \
+                     of a `const Policy`, like `policy = OPENAI`",
+                );
+                return None;
+            }
+            if let Some(bad) = text.chars().find(|c| !valid_name_char(*c)) {
+                errors.at(
+                    name,
+                    format_args!(
+                        "{} cannot be the name of a policy: `tenacious::config` refuses a \
+                         name with whitespace or a control character ({bad:?} here), so \
+                         none could be loaded under it; name the policy as the config does, \
+                         like `policy = \"openai\"`",
+                        name.token()
+                    ),
+                );
+                return None;
+            }
+            Some(PolicyArg::Named(name.clone()))
+        }
+        _ => {
+            errors.at(
+                value,
+                "`policy` takes the path of a `const` or `static` `Policy`, whose settings \
+                 the other keys override: `const OPENAI: tenacious::Policy = \
+                 tenacious::Policy::new().max(5);` and `policy = OPENAI`; or, with \
+                 `tenacious`'s feature `config`, the name of a policy loaded at run time \
+                 with `tenacious::config::load`: `policy = \"openai\"`",
+            );
+            None
+        }
+    }
+}
+
+/// Whether `c` may be in a policy's name: the rule `tenacious::config`
+/// reads names by (`valid_name_char` in `retry-runtime/src/config/read.rs`).
+fn valid_name_char(c: char) -> bool {
+    !c.is_whitespace() && !c.is_control()
 }
 
 fn stats(value: &Expr, errors: &mut Errors) -> Option<StatsArg> {

@@ -16,7 +16,7 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{GenericArgument, PathArguments, Type};
 
-use super::args::{Args, DurationArg, RETRIED_CLASSES, StatsArg};
+use super::args::{Args, DurationArg, PolicyArg, RETRIED_CLASSES, StatsArg};
 use super::item::RetryFn;
 use super::validate::Retry;
 use crate::common::strip_groups;
@@ -66,10 +66,13 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     // fns drop it first: during their backoff the future holds tokio's
     // `Sleep` and nothing beside it.
     // So does a fn with a guard, which may stop the call after the wait.
-    let guarded = args.statics().any(|(name, _)| name != "budget");
+    // A policy looked up by name at run time may have any of these: the
+    // loop is the one that can serve them all.
+    let by_name = matches!(args.policy, Some(PolicyArg::Named(_)));
+    let guarded = by_name || args.statics().any(|(name, _)| name != "budget");
     // A budget may stop the call after the wait too: one kept in a store
     // (feature `redis`) answers then, before the attempt.
-    let paced = args.statics().next().is_some();
+    let paced = by_name || args.statics().next().is_some();
     let held = !shape.is_async || args.deadline.is_some() || paced;
     // The guards are asked before the first attempt (`pace_first`, which
     // returns the call's error made from a refusal, if its type can say
@@ -102,10 +105,21 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         } else {
             quote!(#private::pace_first_blocking(&mut #engine))
         };
-        quote! {
+        let pace_first = quote! {
             if let #private::Option::Some(#first_output) = #first {
                 return #ret_first;
             }
+        };
+        // A policy looked up by name may have no guard: then no future
+        // of `pace_first` is made and awaited.
+        if by_name && shape.is_async {
+            quote! {
+                if #private::wants_pace(&#engine) {
+                    #pace_first
+                }
+            }
+        } else {
+            pace_first
         }
     });
     let pace = paced.then(|| {
@@ -206,6 +220,36 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
                     };
                 }
             }
+            // A policy looked up by name may have a `timeout`: it bounds
+            // the attempt if the error can say it ran out (`From<Elapsed>`,
+            // found by method resolution on the attempt's future), as
+            // `timeout = "..."` would; otherwise the attempt is unbounded.
+            None if by_name => {
+                let fut = local("attempt");
+                let to_error = local("to_error");
+                let bound = local("bound");
+                // Two awaits, one taken: an unbounded attempt (the loaded
+                // policy has no `timeout`) is awaited as any fn's is.
+                quote! {
+                    let #fut = async #attempt_body;
+                    let #to_error = {
+                        #[allow(unused_imports)]
+                        use #private::{ElapsedInto as _, ElapsedNot as _};
+                        (&#private::OutputOf::of(&#fut)).elapsed_into()
+                    };
+                    let #result = match #private::bounded(&#engine, #to_error) {
+                        #private::Option::None => #private::attempt(&mut #engine, #fut).await,
+                        #private::Option::Some(#bound) => {
+                            match #private::attempt_bounded(&mut #engine, #bound, #fut).await {
+                                #private::Result::Ok(#result) => #result,
+                                #private::Result::Err(#result) => {
+                                    #private::timed_out_as(&mut #engine, #result)
+                                }
+                            }
+                        }
+                    };
+                }
+            }
             None => quote! {
                 let #result = #private::attempt(&mut #engine, async #attempt_body).await;
             },
@@ -291,20 +335,21 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     // holds a pointer rather than a copy. (A named `const` item in the fn
     // body would be in scope for the user's body and could capture one of
     // its names.)
-    let mut policy_value = policy_expr(args, &private);
+    let mut overrides = policy_overrides(args, &private);
     // The fn's statistics record: a `static` inside the `const` block, out
     // of the body's sight, one per fn (a generic fn's instantiations share
     // it), that the policy points at. Named after the fn's path unless
     // `stats = "name"` says otherwise.
+    let site = quote!(::core::concat!(::core::module_path!(), "::", #name));
     let stats_item = match &args.stats {
         Some(StatsArg::Off) => None,
         named => {
             let record = format_ident!("__TENACIOUS_STATS", span = Span::mixed_site());
             let record_name = match named {
                 Some(StatsArg::Named(name)) => name.to_token_stream(),
-                _ => quote!(::core::concat!(::core::module_path!(), "::", #name)),
+                _ => site.clone(),
             };
-            policy_value.extend(quote!(.stats(&#record)));
+            overrides.extend(quote!(.stats(&#record)));
             Some(quote! {
                 static #record: #private::CallStats = #private::CallStats::new(#record_name);
             })
@@ -322,7 +367,38 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     } else {
         quote!(#private::Clock::System)
     };
-    let policy_ref = quote!(&const { #stats_item #policy_value });
+    let policy_ref = match &args.policy {
+        // The policy of that name in the loaded set, found by the fn's
+        // `BoundPolicy` (a `static` in a block of its own, out of the
+        // body's sight): the fallback is built at compile time as a path's
+        // policy is, and the same overrides are applied onto the loaded
+        // one. The name goes through `policy_name`, spanned on the
+        // literal, which compiles only with feature `config`.
+        Some(PolicyArg::Named(lit)) => {
+            let bound = format_ident!("__TENACIOUS_POLICY", span = Span::mixed_site());
+            let loaded = format_ident!("__tenacious_loaded", span = Span::mixed_site());
+            let checked = respan(
+                quote!(#private::policy_name),
+                Span::call_site().located_at(lit.span()),
+            );
+            let mut checked_args = Group::new(Delimiter::Parenthesis, lit.to_token_stream());
+            checked_args.set_span(lit.span());
+            quote!({
+                #stats_item
+                static #bound: #private::BoundPolicy = #private::BoundPolicy::new(
+                    #checked #checked_args,
+                    #site,
+                    &const { #private::Policy::new() #overrides },
+                    |#loaded: #private::Policy| #loaded #overrides,
+                );
+                #bound.policy()
+            })
+        }
+        _ => {
+            let base = policy_base(args, &private);
+            quote!(&const { #stats_item #base #overrides })
+        }
+    };
     let engine_new = match &args.key {
         Some(key) => {
             let (key_span, _) = first_and_last_span(key);
@@ -453,9 +529,22 @@ fn fingerprint(sig: &syn::Signature, private: &TokenStream) -> TokenStream {
     }
 }
 
-/// `Policy::new()` with a builder call for every key the user gave; the
-/// others keep the runtime's defaults.
-fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
+/// The policy the keys override: `Policy::new()`, or the one `policy =
+/// PATH` names (spanned on its path, so a path that is no `const Policy`
+/// is reported there).
+fn policy_base(args: &Args, private: &TokenStream) -> TokenStream {
+    match &args.policy {
+        Some(PolicyArg::Path(path)) => {
+            let (span, _) = first_and_last_span(path);
+            quote_spanned!(span=> #private::Policy::named(#path))
+        }
+        _ => quote!(#private::Policy::new()),
+    }
+}
+
+/// A builder call for every key the user gave, to apply onto the policy
+/// they override; the others keep its settings.
+fn policy_overrides(args: &Args, private: &TokenStream) -> TokenStream {
     // `.method(Duration::from_nanos(N))` for a duration key the user gave.
     let duration = |policy: &mut TokenStream, method: &str, arg: &Option<DurationArg>| {
         if let Some(arg) = arg {
@@ -464,15 +553,7 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
             policy.extend(quote!(.#method(#private::Duration::from_nanos(#nanos))));
         }
     };
-    // A named policy is the base the keys override (spanned on its path,
-    // so a path that is no `const Policy` is reported there).
-    let mut policy = match &args.policy {
-        Some(path) => {
-            let (span, _) = first_and_last_span(path);
-            quote_spanned!(span=> #private::Policy::named(#path))
-        }
-        None => quote!(#private::Policy::new()),
-    };
+    let mut policy = TokenStream::new();
     if let Some(max) = args.max {
         let max = Literal::u32_unsuffixed(max);
         policy.extend(quote!(.max(#max)));
@@ -763,6 +844,67 @@ mod tests {
             "{off}"
         );
         assert!(off.contains("const { :: tenacious :: __private :: Policy :: new () . max (2) }"));
+    }
+
+    #[test]
+    fn a_policy_by_name_is_a_bound_static_with_the_keys_twice() {
+        let out = expand(
+            quote!(policy = "openai", max = 4),
+            quote!(
+                async fn chat() -> R {
+                    x
+                }
+            ),
+        )
+        .to_string();
+        for part in [
+            "static __TENACIOUS_POLICY : :: tenacious :: __private :: BoundPolicy = \
+             :: tenacious :: __private :: BoundPolicy :: new (:: tenacious :: __private :: \
+             policy_name (\"openai\") ,",
+            // The fallback, built at compile time, and the same keys for the
+            // loaded policy, the record in both.
+            "& const { :: tenacious :: __private :: Policy :: new () . max (4) . stats \
+             (& __TENACIOUS_STATS) } ,",
+            "| __tenacious_loaded : :: tenacious :: __private :: Policy | __tenacious_loaded \
+             . max (4) . stats (& __TENACIOUS_STATS) ,",
+            "__TENACIOUS_POLICY . policy () }",
+            // The loop that serves any policy: guards, a held result, a
+            // timeout if the loaded policy has one.
+            "if :: tenacious :: __private :: wants_pace (& __tenacious_engine)",
+            "step_held",
+            ":: tenacious :: __private :: bounded (& __tenacious_engine , __tenacious_to_error)",
+            "attempt_bounded",
+        ] {
+            assert!(out.contains(part), "{part} not in {out}");
+        }
+        let sync = expand(
+            quote!(policy = "openai"),
+            quote!(
+                fn chat() -> R {
+                    x
+                }
+            ),
+        )
+        .to_string();
+        assert!(
+            sync.contains("pace_first_blocking") && !sync.contains("bounded"),
+            "{sync}"
+        );
+        // A path is read at compile time, as before.
+        let path = expand(
+            quote!(policy = OPENAI),
+            quote!(
+                fn chat() -> R {
+                    x
+                }
+            ),
+        )
+        .to_string();
+        assert!(
+            path.contains("& const {") && path.contains("Policy :: named (OPENAI)"),
+            "{path}"
+        );
+        assert!(!path.contains("BoundPolicy"), "{path}");
     }
 
     #[test]

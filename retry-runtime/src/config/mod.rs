@@ -133,6 +133,15 @@
 //! A [`Policies`] of its own, without [`load`], is for tests and for a
 //! second set.
 //!
+//! # Bound to `#[retry]` by name
+//!
+//! `#[retry(policy = "openai")]` runs the loaded policy `openai`, looked
+//! up at run time, with the keys written beside the name overriding its
+//! fields. Until a loaded set has the name, a call runs the defaults with
+//! those keys, and [`missing`] lists the name (see it for the whole
+//! behaviour and an example). A policy's name is what `#[retry]` names:
+//! not empty, no whitespace, no control character.
+//!
 //! # What a set costs
 //!
 //! A [`Policy`] names its guards by `&'static` reference, so reading a set
@@ -649,4 +658,44 @@ pub fn require(name: &str) -> Result<&'static Policy, MissingPolicy> {
             known: None,
         }),
     }
+}
+
+/// The names that `#[retry(policy = "name")]` fns asked for and did not
+/// find: what a health check reports. Sorted, each once; empty when every
+/// fn called so far found its policy.
+///
+/// A fn is listed from its first call that does not find its name (nothing
+/// [`load`]ed yet, or the loaded set has no policy of that name), and
+/// leaves the list once a loaded set has the name. Fns not called yet are
+/// not known: their names cannot be listed before their first call.
+///
+/// ```
+/// use tenacious::config::{self, Policies};
+/// use tenacious::{Classify, Failure, retry};
+///
+/// #[derive(Debug, Classify)]
+/// enum SearchError {
+///     #[classify(transient)]
+///     Timeout,
+/// }
+///
+/// #[retry(policy = "search", base = "1ms")]
+/// fn search() -> Result<(), Failure<SearchError>> {
+///     Err(SearchError::Timeout)
+/// }
+///
+/// // Called before the set is loaded: the fn runs on its fallback, the
+/// // defaults with the keys beside `policy` (3 attempts)...
+/// assert_eq!(search().unwrap_err().attempts().len(), 3);
+/// // ...and says so.
+/// assert_eq!(config::missing(), ["search"]);
+///
+/// config::load(Policies::from_toml_str("[policies.search]\nmax = 2\n")?)?;
+/// assert!(config::missing().is_empty());
+/// assert_eq!(search().unwrap_err().attempts().len(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use]
+pub fn missing() -> Vec<&'static str> {
+    crate::bound::missing::names()
 }

@@ -1040,6 +1040,13 @@ pub(crate) struct Document {
     pub(crate) breakers: Vec<(String, BreakerConfig)>,
 }
 
+/// Whether `c` may be in a policy's name: not whitespace, not a control
+/// character. `#[retry(policy = "name")]` checks its literal by the same
+/// rule (`valid_name_char` in `retry-macros/src/retry/args.rs`).
+pub(crate) fn valid_name_char(c: char) -> bool {
+    !c.is_whitespace() && !c.is_control()
+}
+
 /// Reads a set of policies: `[policies.NAME]`, and the shared guards they
 /// name under `[budgets.NAME]`, `[cooldowns.NAME]`, `[throttles.NAME]`,
 /// `[breakers.NAME]`.
@@ -1086,6 +1093,20 @@ pub(crate) fn document(r: &mut Reader<'_>, value: &Value) -> Document {
                     &at,
                     None,
                     format!("a {} needs a name, not an empty string", kind.singular),
+                );
+                continue;
+            }
+            if kind.singular == "policy"
+                && let Some(bad) = name.chars().find(|c| !valid_name_char(*c))
+            {
+                r.problem(
+                    &at,
+                    None,
+                    format!(
+                        "a policy's name has no whitespace or control character ({bad:?} \
+                         here): `#[retry(policy = \"name\")]` names it as written; name it \
+                         like `[policies.openai]`"
+                    ),
                 );
                 continue;
             }

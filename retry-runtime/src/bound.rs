@@ -1,0 +1,216 @@
+//! `#[retry(policy = "name")]`: a fn's policy found by name, at run time,
+//! in the set `config::load` keeps (feature `config`).
+//!
+//! Each such fn has one [`BoundPolicy`], a `static` of its expansion: the
+//! name, the policy the fn runs while the name is not loaded (the
+//! defaults with the attribute's keys, built at compile time), and the
+//! same keys as a fn applied onto the loaded policy. The first call that
+//! finds the name builds the bound policy once and keeps it, so every
+//! later call costs one atomic load. A call that does not find it runs the
+//! fallback, keeps nothing (a later `load` is picked up by the next call),
+//! and is reported: listed by `config::missing`, and with feature
+//! `tracing` a `WARN` event, once per fn and cause.
+//!
+//! Compiled with or without the feature, so that a crate without it gets
+//! the one error [`policy_name`] gives, not one per missing path.
+use std::sync::OnceLock;
+#[cfg(feature = "config")]
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use crate::Policy;
+
+/// Implemented only with feature `config`: what makes
+/// `#[retry(policy = "name")]` compile.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`#[retry(policy = \"...\")]` looks the policy up in the set `tenacious::config::load` keeps, which needs `tenacious`'s feature `config`",
+    label = "a policy named in a config",
+    note = "enable it in Cargo.toml: `tenacious = {{ version = \"...\", features = [\"config\"] }}`; or give the path of a `const Policy` instead: `policy = OPENAI`"
+)]
+pub trait ConfigFeature {}
+
+#[cfg(feature = "config")]
+impl ConfigFeature for str {}
+
+/// The name of a `policy = "name"`, through the check that feature
+/// `config` is on (the expansion spans this call on the literal).
+#[doc(hidden)]
+#[must_use]
+pub const fn policy_name<T: ConfigFeature + ?Sized>(name: &'static T) -> &'static T {
+    name
+}
+
+/// The policy of one `#[retry(policy = "name")]` fn: looked up in the
+/// loaded set on its first call after `config::load`, then kept (see the
+/// module's docs in the source, `bound.rs`).
+#[doc(hidden)]
+#[cfg_attr(not(feature = "config"), allow(dead_code))]
+pub struct BoundPolicy {
+    name: &'static str,
+    /// The fn's path, as events and statistics name it.
+    site: &'static str,
+    /// The defaults with the attribute's keys and statistics record: what
+    /// a call runs while the name is not loaded.
+    fallback: &'static Policy,
+    /// The attribute's keys and statistics record, applied onto the
+    /// loaded policy.
+    apply: fn(Policy) -> Policy,
+    bound: OnceLock<Policy>,
+    /// `LISTED`, `WARNED_UNLOADED`, `WARNED_MISSING`.
+    #[cfg(feature = "config")]
+    reported: AtomicU8,
+}
+
+/// The fn is in the list `config::missing` reads.
+#[cfg(feature = "config")]
+const LISTED: u8 = 1;
+/// The fn warned that it was called before any set was loaded.
+#[cfg(feature = "config")]
+const WARNED_UNLOADED: u8 = 2;
+/// The fn warned that the loaded set has no policy of its name.
+#[cfg(feature = "config")]
+const WARNED_MISSING: u8 = 4;
+
+impl BoundPolicy {
+    /// The policy named `name` for the fn at `site`, `fallback` until it
+    /// is loaded, with `apply` applied onto the loaded one.
+    #[must_use]
+    pub const fn new(
+        name: &'static str,
+        site: &'static str,
+        fallback: &'static Policy,
+        apply: fn(Policy) -> Policy,
+    ) -> Self {
+        Self {
+            name,
+            site,
+            fallback,
+            apply,
+            bound: OnceLock::new(),
+            #[cfg(feature = "config")]
+            reported: AtomicU8::new(0),
+        }
+    }
+
+    /// The policy this call runs: the bound one once built (one atomic
+    /// load), else [`bind`](Self::bind)'s answer.
+    #[inline]
+    pub fn policy(&'static self) -> &'static Policy {
+        match self.bound.get() {
+            Some(policy) => policy,
+            None => self.bind(),
+        }
+    }
+
+    /// The name the fn asks for.
+    #[must_use]
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The loaded policy of the name with the attribute's keys, built and
+    /// kept the first time it is found; the fallback, reported, while it
+    /// is not.
+    #[cold]
+    #[inline(never)]
+    fn bind(&'static self) -> &'static Policy {
+        #[cfg(feature = "config")]
+        {
+            if let Some(loaded) = crate::config::policy(self.name) {
+                return self.bound.get_or_init(|| (self.apply)(*loaded));
+            }
+            self.report();
+        }
+        self.fallback
+    }
+
+    /// Lists the fn for `config::missing` and, with feature `tracing`,
+    /// warns: once while nothing is loaded, once when the loaded set lacks
+    /// the name.
+    #[cfg(feature = "config")]
+    fn report(&'static self) {
+        let loaded = crate::config::loaded();
+        let warned = if loaded.is_some() {
+            WARNED_MISSING
+        } else {
+            WARNED_UNLOADED
+        };
+        let before = self.reported.fetch_or(LISTED | warned, Ordering::Relaxed);
+        if before & LISTED == 0 {
+            missing::list(self);
+        }
+        if before & warned == 0 {
+            self.warn(loaded);
+        }
+    }
+
+    #[cfg(all(feature = "config", feature = "tracing"))]
+    fn warn(&self, loaded: Option<&crate::config::Policies>) {
+        match loaded {
+            None => ::tracing::warn!(
+                target: "tenacious",
+                policy = self.name,
+                r#fn = self.site,
+                "no policies are loaded: running the fn's fallback (the defaults and the \
+                 keys of its #[retry]) until tenacious::config::load is called",
+            ),
+            Some(set) => ::tracing::warn!(
+                target: "tenacious",
+                policy = self.name,
+                r#fn = self.site,
+                loaded = set.names().collect::<Vec<_>>().join(", "),
+                source = set.source(),
+                "the loaded policies have none of this name: running the fn's fallback \
+                 (the defaults and the keys of its #[retry])",
+            ),
+        }
+    }
+
+    #[cfg(all(feature = "config", not(feature = "tracing")))]
+    fn warn(&self, _: Option<&crate::config::Policies>) {
+        let _ = self.site;
+    }
+}
+
+impl std::fmt::Debug for BoundPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundPolicy")
+            .field("name", &self.name)
+            .field("site", &self.site)
+            .field("bound", &self.bound.get().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The fns that asked for a name they did not find, for
+/// `config::missing`.
+#[cfg(feature = "config")]
+pub(crate) mod missing {
+    use std::sync::{Mutex, PoisonError};
+
+    use super::BoundPolicy;
+
+    static LISTED: Mutex<Vec<&'static BoundPolicy>> = Mutex::new(Vec::new());
+
+    pub(super) fn list(site: &'static BoundPolicy) {
+        LISTED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(site);
+    }
+
+    /// The names of the listed fns that the loaded set (if any) still
+    /// lacks, sorted, each once.
+    pub(crate) fn names() -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = LISTED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|site| site.name)
+            .filter(|name| crate::config::policy(name).is_none())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+}
