@@ -66,13 +66,15 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     // fns drop it first: during their backoff the future holds tokio's
     // `Sleep` and nothing beside it.
     // So does a fn with a guard, which may stop the call after the wait.
-    // A policy looked up by name at run time may have any of these: the
-    // loop is the one that can serve them all.
-    let by_name = matches!(args.policy, Some(PolicyArg::Named(_)));
-    let guarded = by_name || args.statics().any(|(name, _)| name != "budget");
+    // A named policy may have any of these: one looked up by name at run
+    // time, and a `const` or `static` one too, whose fields the macro
+    // cannot read (its timeout, its guards); the loop is the one that can
+    // serve them all. (For a `const`, the checks fold away.)
+    let named = args.policy.is_some();
+    let guarded = named || args.statics().any(|(name, _)| name != "budget");
     // A budget may stop the call after the wait too: one kept in a store
     // (feature `redis`) answers then, before the attempt.
-    let paced = by_name || args.statics().next().is_some();
+    let paced = named || args.statics().next().is_some();
     let held = !shape.is_async || args.deadline.is_some() || paced;
     // The guards are asked before the first attempt (`pace_first`, which
     // returns the call's error made from a refusal, if its type can say
@@ -112,7 +114,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         };
         // A policy looked up by name may have no guard: then no future
         // of `pace_first` is made and awaited.
-        if by_name && shape.is_async {
+        if named && shape.is_async {
             quote! {
                 if #private::wants_pace(&#engine) {
                     #pace_first
@@ -224,7 +226,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
             // the attempt if the error can say it ran out (`From<Elapsed>`,
             // found by method resolution on the attempt's future), as
             // `timeout = "..."` would; otherwise the attempt is unbounded.
-            None if by_name => {
+            None if named => {
                 let fut = local("attempt");
                 let to_error = local("to_error");
                 let bound = local("bound");
