@@ -1,0 +1,231 @@
+//! [`ResponseFuture`]: one retried call to the inner service, driven by
+//! polls through the engine's poll-based driver (`Polled`), the one
+//! `Policy::stream` uses: the guards' pacing and the backoff in
+//! `poll_start`, each attempt's readiness, call and response polled with
+//! the attempt context set, each outcome decided by `finish`.
+use std::fmt;
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use pin_project_lite::pin_project;
+use tower_service::Service;
+
+use super::error::Attempted;
+use super::{CheckResponse, Error, GaveUp, Resend, StampKey};
+use crate::polled::Polled;
+use crate::{Classify, Elapsed, Policy, Refused, StopReason};
+
+pin_project! {
+    /// Where a call is between polls.
+    #[project = StateProj]
+    enum State<F> {
+        /// Before an attempt: the backoff after the last one, then the
+        /// guards.
+        Pacing,
+        /// Waiting for the inner service to be ready for the attempt.
+        Ready,
+        /// The attempt's request is with the inner service.
+        Called {
+            #[pin]
+            future: F,
+        },
+        /// The call returned.
+        Done,
+    }
+}
+
+pin_project! {
+    /// The future of [`RetryService::call`](super::RetryService): the
+    /// call's answer once the policy is done with it — the first good
+    /// response, the last bad one, or the last error (see
+    /// [`RetryService`](super::RetryService)).
+    ///
+    /// It holds the service it was called on (the one its caller drove
+    /// ready), the request it copies for each attempt and, through a
+    /// backoff, the failed attempt's response or error. Dropping it
+    /// cancels the call: no further attempt is made. `Send` when the
+    /// service, its future, its response and error, the request and the
+    /// check are.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct ResponseFuture<S, Req, C, K>
+    where
+        S: Service<Req>,
+        C: CheckResponse<S::Response>,
+    {
+        #[pin]
+        polled: Polled<'static, Attempted<S::Error, S::Response, C::Error>>,
+        #[pin]
+        state: State<S::Future>,
+        service: S,
+        request: Req,
+        check: C,
+        key: K,
+        // The running attempt's time limit, once armed.
+        limit: Option<Duration>,
+    }
+}
+
+impl<S, Req, C, K> ResponseFuture<S, Req, C, K>
+where
+    S: Service<Req>,
+    S::Error: Classify,
+    C: CheckResponse<S::Response>,
+{
+    /// A call of `request` to `service`, under `policy`. Made inside a
+    /// running attempt of another retried call, it is nested in it (see
+    /// [`Nested`](crate::Nested)), as `Policy::retry` is.
+    pub(crate) fn new(policy: &'static Policy, service: S, request: Req, check: C, key: K) -> Self {
+        let mut polled = Polled::new(policy);
+        // A guard may refuse the first attempt: the call then ends with
+        // `Error::Refused`, having sent nothing.
+        polled.refusable();
+        Self {
+            polled,
+            state: State::Pacing,
+            service,
+            request,
+            check,
+            key,
+            limit: None,
+        }
+    }
+}
+
+impl<S, Req, C, K> Future for ResponseFuture<S, Req, C, K>
+where
+    S: Service<Req>,
+    S::Error: Classify,
+    Req: Resend,
+    C: CheckResponse<S::Response>,
+    K: StampKey<Req>,
+{
+    type Output = Result<S::Response, Error<S::Error>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        loop {
+            let result = match this.state.as_mut().project() {
+                StateProj::Pacing => {
+                    if let Err(last) = ready!(this.polled.as_mut().poll_start(cx)) {
+                        // Stopped before the attempt: by the deadline or a
+                        // guard after the wait, or by a guard before the
+                        // first attempt.
+                        this.state.set(State::Done);
+                        let engine = this.polled.engine();
+                        return Poll::Ready(match last {
+                            Some(last) => answer(this.check, engine, last),
+                            None => Err(Error::Refused(Refused::new(
+                                engine.stop_reason().unwrap_or(StopReason::Guard),
+                            ))),
+                        });
+                    }
+                    // The limit counts from here: an attempt that waits
+                    // for the inner service to be ready waits in its time.
+                    *this.limit = this.polled.attempt_limit();
+                    if let Some(limit) = *this.limit {
+                        this.polled.as_mut().arm(limit);
+                    }
+                    this.state.set(State::Ready);
+                    continue;
+                }
+                StateProj::Ready => {
+                    let service = &mut *this.service;
+                    match this.polled.as_mut().in_attempt(|| service.poll_ready(cx)) {
+                        Poll::Ready(Ok(())) => {
+                            let mut request = this.request.resend();
+                            let polled = this.polled.as_mut();
+                            this.key.stamp(&mut request, || polled.engine_mut().key());
+                            let future = this.polled.as_mut().in_attempt(|| service.call(request));
+                            this.state.set(State::Called { future });
+                            continue;
+                        }
+                        Poll::Ready(Err(error)) => Err(Attempted::Service(error)),
+                        Poll::Pending => {
+                            ready!(this.polled.as_mut().poll_timer(cx));
+                            this.polled.as_mut().note_timeout();
+                            Err(Attempted::Elapsed {
+                                elapsed: Elapsed::new(this.limit.unwrap_or_default()),
+                                sent: false,
+                            })
+                        }
+                    }
+                }
+                StateProj::Called { future } => {
+                    match this.polled.as_mut().in_attempt(|| future.poll(cx)) {
+                        Poll::Ready(Ok(response)) => match this.check.check(&response) {
+                            Ok(()) => Ok(response),
+                            Err(bad) => Err(Attempted::Response { response, bad }),
+                        },
+                        Poll::Ready(Err(error)) => Err(Attempted::Service(error)),
+                        Poll::Pending => {
+                            ready!(this.polled.as_mut().poll_timer(cx));
+                            // The attempt's future goes now, with what it
+                            // holds of the inner service (a connection, a
+                            // permit), before the backoff.
+                            this.state.set(State::Pacing);
+                            this.polled.as_mut().note_timeout();
+                            Err(Attempted::Elapsed {
+                                elapsed: Elapsed::new(this.limit.unwrap_or_default()),
+                                sent: true,
+                            })
+                        }
+                    }
+                }
+                StateProj::Done => panic!("`ResponseFuture` polled after it completed"),
+            };
+            match this.polled.as_mut().finish(result) {
+                ControlFlow::Continue(()) => this.state.set(State::Pacing),
+                ControlFlow::Break(Ok(response)) => {
+                    this.state.set(State::Done);
+                    return Poll::Ready(Ok(response));
+                }
+                ControlFlow::Break(Err(last)) => {
+                    this.state.set(State::Done);
+                    return Poll::Ready(answer(this.check, this.polled.engine(), last));
+                }
+            }
+        }
+    }
+}
+
+/// What the call returns when the policy gave up after `last`: the bad
+/// response itself, told it was given up on, or the error.
+fn answer<E, R, C>(
+    check: &C,
+    engine: &crate::engine::Engine<'_>,
+    last: Attempted<E, R, C::Error>,
+) -> Result<R, Error<E>>
+where
+    C: CheckResponse<R>,
+{
+    match last {
+        Attempted::Service(error) => Err(Error::Service(error)),
+        Attempted::Elapsed { elapsed, .. } => Err(Error::Elapsed(elapsed)),
+        Attempted::Response { mut response, bad } => {
+            let gave_up = GaveUp::new(
+                engine.attempts(),
+                engine.stop_reason().unwrap_or(StopReason::Exhausted),
+                bad.classify(),
+            );
+            check.gave_up(&mut response, gave_up);
+            Ok(response)
+        }
+    }
+}
+
+impl<S, Req, C, K> fmt::Debug for ResponseFuture<S, Req, C, K>
+where
+    S: Service<Req>,
+    S::Error: Classify,
+    C: CheckResponse<S::Response>,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponseFuture")
+            .field("attempts", &self.polled.engine().attempts())
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
+}
