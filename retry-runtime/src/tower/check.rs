@@ -3,7 +3,7 @@
 //! [`GaveUp`] a bad last response carries.
 use std::convert::Infallible;
 
-use crate::{Classify, ErrorClass, HttpError, StopReason};
+use crate::{Classify, ErrorClass, HttpError, Signals, StopReason, rate_limits};
 
 /// Says which responses of the inner service are failures, and which
 /// [`Classify`] error each one is: the `check` of `#[retry(check = ...)]`
@@ -45,6 +45,17 @@ pub trait CheckResponse<R> {
     /// The bad response's classified error.
     fn check(&self, response: &R) -> Result<(), Self::Error>;
 
+    /// What a good response says of the caller's rate-limit window, for
+    /// the policy's [`Throttle`](crate::Throttle), which paces the calls
+    /// ahead of a 429 by it (a bad response says it through its error's
+    /// [`signals`](Classify::signals)). Asked only when the policy names a
+    /// throttle. Default: [`Signals::NONE`]; [`HttpCheck`] reads the
+    /// rate-limit headers ([`rate_limits::from_headers`]).
+    fn signals(&self, response: &R) -> Signals {
+        let _ = response;
+        Signals::NONE
+    }
+
     /// The call gave up with `response`, which this check called bad: it
     /// is about to go to the caller as the call's answer. Default:
     /// nothing; [`HttpCheck`] puts `gave_up` in the response's extensions.
@@ -69,7 +80,8 @@ where
 /// 4xx or 5xx, classified by [`HttpError::from_response`] — the status
 /// table, `Retry-After` (a hint the retry waits at least), `x-should-retry`
 /// (which overrules the status) and the rate-limit headers (signals for the
-/// guards). 1xx, 2xx and 3xx responses are good.
+/// guards). 1xx, 2xx and 3xx responses are good; their rate-limit headers
+/// go to the policy's [`Throttle`](crate::Throttle), if it names one.
 ///
 /// The body is not read: it stays in the response, which is handed back
 /// as the call's answer when the call gives up on it (with a [`GaveUp`] in
@@ -105,6 +117,10 @@ impl<B> CheckResponse<http::Response<B>> for HttpCheck {
         } else {
             Ok(())
         }
+    }
+
+    fn signals(&self, response: &http::Response<B>) -> Signals {
+        rate_limits::from_headers(response.headers())
     }
 
     fn gave_up(&self, response: &mut http::Response<B>, gave_up: GaveUp) {

@@ -156,7 +156,13 @@ where
                 StateProj::Called { future } => {
                     match this.polled.as_mut().in_attempt(|| future.poll(cx)) {
                         Poll::Ready(Ok(response)) => match this.check.check(&response) {
-                            Ok(()) => Ok(response),
+                            Ok(()) => {
+                                if let Some(throttle) = this.polled.engine().policy().get_throttle()
+                                {
+                                    throttle.report(this.check.signals(&response));
+                                }
+                                Ok(response)
+                            }
                             Err(bad) => Err(Attempted::Response { response, bad }),
                         },
                         Poll::Ready(Err(error)) => Err(Attempted::Service(error)),
