@@ -30,7 +30,7 @@ use tenacious::stats::CallStats;
 use tenacious::tower::{Error, GaveUp, NoCheck, RetryLayer, RetryService};
 use tenacious::{
     Attempt, Breaker, Classify, ErrorClass, HttpError, IdempotencyKey, Jitter, Policy, RetryBudget,
-    StopReason, retry,
+    StopReason, Throttle, retry,
 };
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -165,6 +165,23 @@ fn app() -> (Router, Shared) {
                 } else {
                     "ok".into_response()
                 }
+            }),
+        )
+        // Up, with none of the caller's rate-limit window left: its next
+        // request may go in 5 s, when the window (2 requests a 10 s) has
+        // refilled one.
+        .route(
+            "/window",
+            post(|State(l): State<Shared>, headers: HeaderMap| async move {
+                hit(&l, "/window", &headers);
+                (
+                    [
+                        ("x-ratelimit-limit-requests", "2"),
+                        ("x-ratelimit-remaining-requests", "0"),
+                        ("x-ratelimit-reset-requests", "10s"),
+                    ],
+                    "ok",
+                )
             }),
         )
         .with_state(Arc::clone(&ledger));
@@ -695,6 +712,24 @@ async fn a_check_of_the_caller_s_own_decides_what_is_retried() {
     let response = service.oneshot(request("/limited")).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(hits(&ledger, "/limited"), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_good_response_s_rate_limit_headers_pace_the_next_call() {
+    let (router, ledger) = app();
+    static WINDOW: Throttle = Throttle::new();
+    static POLICY: Policy = Policy::new().throttle(&WINDOW);
+    let service = RetryService::new(router, &POLICY);
+    let response = service.clone().oneshot(request("/window")).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let start = Instant::now();
+    let response = service.oneshot(request("/window")).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    // Paced by the first answer's window, not sent at once.
+    let waited = start.elapsed();
+    assert!(waited >= Duration::from_secs(4), "{waited:?}");
+    assert_eq!(WINDOW.stats().waits, 1);
+    assert_eq!(hits(&ledger, "/window"), 2);
 }
 
 #[test]
