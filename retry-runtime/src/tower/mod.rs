@@ -149,6 +149,13 @@ use crate::{Classify, Policy};
 /// body (`axum::body::Body`, `hyper::body::Incoming`) is not, and can be
 /// read into one of those first (`http_body_util::BodyExt::collect`).
 ///
+/// A retried stack of requests that are not is no `Service` of them: one
+/// error, with the advice below, where it is taken as one (boxed into a
+/// `BoxCloneService`, handed to a server or a client). Called with a
+/// method of `ServiceExt` (`oneshot`, `ready`), rustc says instead that
+/// the method's trait bounds are not satisfied, `RetryService<..>:
+/// Service<_>`: this bound is the one that fails.
+///
 /// ```
 /// use tenacious::tower::Resend;
 ///
