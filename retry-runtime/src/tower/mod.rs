@@ -112,7 +112,9 @@
 //! `ConcurrencyLimit` or a `Buffer`, lends that capacity to this call),
 //! and the future drives it ready again before every attempt. So a
 //! concurrency limit inside the retry layer bounds the attempts in
-//! flight, each waiting its turn, and none is held through a backoff.
+//! flight, each waiting its turn, and none is held through a backoff
+//! (only a wait the guards ask for before the first attempt keeps what
+//! its caller's readiness reserved).
 //!
 //! # Defaults
 //!
