@@ -15,8 +15,9 @@ use tower_service::Service;
 
 use super::error::Attempted;
 use super::{CheckResponse, Error, GaveUp, Resend, StampKey};
+use crate::context::with_current;
 use crate::polled::Polled;
-use crate::{Classify, Elapsed, Policy, Refused, StopReason};
+use crate::{Classify, Elapsed, IdempotencyKey, Policy, Refused, StopReason};
 
 pin_project! {
     /// Where a call is between polls.
@@ -131,31 +132,21 @@ where
                     this.state.set(State::Ready);
                     continue;
                 }
-                StateProj::Ready => {
-                    let service = &mut *this.service;
-                    match this.polled.as_mut().in_attempt(|| service.poll_ready(cx)) {
-                        Poll::Ready(Ok(())) => {
-                            let mut request = this.request.resend();
-                            let polled = this.polled.as_mut();
-                            this.key.stamp(&mut request, || polled.engine_mut().key());
-                            let future = this.polled.as_mut().in_attempt(|| service.call(request));
-                            this.state.set(State::Called { future });
-                            continue;
-                        }
-                        Poll::Ready(Err(error)) => Err(Attempted::Service(error)),
-                        Poll::Pending => {
-                            ready!(this.polled.as_mut().poll_timer(cx));
-                            this.polled.as_mut().note_timeout();
-                            Err(Attempted::Elapsed {
-                                elapsed: Elapsed::new(this.limit.unwrap_or_default()),
-                                sent: false,
-                            })
-                        }
-                    }
-                }
-                StateProj::Called { future } => {
-                    match this.polled.as_mut().in_attempt(|| future.poll(cx)) {
-                        Poll::Ready(Ok(response)) => match this.check.check(&response) {
+                StateProj::Ready | StateProj::Called { .. } => {
+                    let (state, service, request, key) = (
+                        this.state.as_mut(),
+                        &mut *this.service,
+                        &*this.request,
+                        &*this.key,
+                    );
+                    // One scope of the attempt context for the whole poll:
+                    // readiness, the call and its future's first poll.
+                    match this
+                        .polled
+                        .as_mut()
+                        .in_attempt(|| drive(state, service, request, key, cx))
+                    {
+                        Step::Answered(response) => match this.check.check(&response) {
                             Ok(()) => {
                                 if let Some(throttle) = this.polled.engine().policy().get_throttle()
                                 {
@@ -165,8 +156,8 @@ where
                             }
                             Err(bad) => Err(Attempted::Response { response, bad }),
                         },
-                        Poll::Ready(Err(error)) => Err(Attempted::Service(error)),
-                        Poll::Pending => {
+                        Step::Failed(error) => Err(Attempted::Service(error)),
+                        Step::Pending { sent } => {
                             ready!(this.polled.as_mut().poll_timer(cx));
                             // The attempt's future goes now, with what it
                             // holds of the inner service (a connection, a
@@ -175,7 +166,7 @@ where
                             this.polled.as_mut().note_timeout();
                             Err(Attempted::Elapsed {
                                 elapsed: Elapsed::new(this.limit.unwrap_or_default()),
-                                sent: true,
+                                sent,
                             })
                         }
                     }
@@ -195,6 +186,61 @@ where
             }
         }
     }
+}
+
+/// Where a poll of the running attempt left it.
+enum Step<R, E> {
+    /// Not over: waiting for the inner service to be ready (`sent`
+    /// false), or for its answer.
+    Pending {
+        sent: bool,
+    },
+    Answered(R),
+    Failed(E),
+}
+
+/// Polls the running attempt, in its context: drives the inner service
+/// ready and sends it the attempt's copy of the request, then polls the
+/// call's future.
+fn drive<S, Req, K>(
+    mut state: Pin<&mut State<S::Future>>,
+    service: &mut S,
+    request: &Req,
+    key: &K,
+    cx: &mut Context<'_>,
+) -> Step<S::Response, S::Error>
+where
+    S: Service<Req>,
+    Req: Resend,
+    K: StampKey<Req>,
+{
+    if let StateProj::Ready = state.as_mut().project() {
+        match service.poll_ready(cx) {
+            Poll::Pending => return Step::Pending { sent: false },
+            Poll::Ready(Err(error)) => return Step::Failed(error),
+            Poll::Ready(Ok(())) => {
+                let mut copy = request.resend();
+                key.stamp(&mut copy, call_key);
+                state.set(State::Called {
+                    future: service.call(copy),
+                });
+            }
+        }
+    }
+    let StateProj::Called { future } = state.project() else {
+        unreachable!("an attempt is called once its service is ready")
+    };
+    match future.poll(cx) {
+        Poll::Pending => Step::Pending { sent: true },
+        Poll::Ready(Ok(response)) => Step::Answered(response),
+        Poll::Ready(Err(error)) => Step::Failed(error),
+    }
+}
+
+/// The key of the call whose attempt runs: drawn the first time.
+fn call_key() -> IdempotencyKey {
+    with_current(|frame| frame.engine.key())
+        .unwrap_or_else(|| unreachable!("the key is asked for inside the attempt"))
 }
 
 /// What the call returns when the policy gave up after `last`: the bad
