@@ -37,6 +37,7 @@ use crate::{Classify, Elapsed, ErrorClass, Limits, Refused, Signals};
 /// assert_eq!(refused.to_string(), "refused before the first attempt (circuit open)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error<E> {
     /// The inner service's error, from its last attempt: its call, or its
     /// readiness (`poll_ready`) before the call.
