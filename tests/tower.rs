@@ -437,7 +437,7 @@ async fn an_open_breaker_refuses_a_call_before_it_sends_anything() {
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert!(PROVIDER.is_open());
     let error = service.oneshot(request("/down")).await.unwrap_err();
-    let Error::Refused(refused) = error else {
+    let Error::GuardRefused(refused) = error else {
         panic!("{error:?}")
     };
     assert_eq!(refused.reason(), StopReason::CircuitOpen);
@@ -556,7 +556,7 @@ async fn the_policy_s_timeout_cuts_an_attempt_and_its_retry_costs_a_timeout_s_to
     // Never answering: every attempt times out, and the last one's
     // `Elapsed` is the call's error.
     let error = service.oneshot(request("/stuck")).await.unwrap_err();
-    let Error::Elapsed(elapsed) = error else {
+    let Error::TimedOut(elapsed) = error else {
         panic!("{error:?}")
     };
     assert_eq!(elapsed.limit(), Duration::from_secs(2));
@@ -573,7 +573,7 @@ async fn the_deadline_cuts_the_attempt_that_would_run_past_it() {
         .oneshot(request("/stuck"))
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::Elapsed(_)), "{error:?}");
+    assert!(matches!(error, Error::TimedOut(_)), "{error:?}");
     // Cut at the deadline, with no room left for a retry.
     assert_eq!(start.elapsed(), Duration::from_secs(5));
     assert_eq!(hits(&ledger, "/stuck"), 1);

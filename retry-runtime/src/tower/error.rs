@@ -32,7 +32,7 @@ use crate::{Classify, Elapsed, ErrorClass, Limits, Refused, Signals};
 /// assert_eq!(reset.to_string(), "connection reset");
 /// assert_eq!(reset.into_service().map(|e| e.kind()), Some(io::ErrorKind::ConnectionReset));
 ///
-/// let refused: Error<io::Error> = Error::Refused(Refused::new(StopReason::CircuitOpen));
+/// let refused: Error<io::Error> = Error::GuardRefused(Refused::new(StopReason::CircuitOpen));
 /// assert!(refused.not_sent());
 /// assert_eq!(refused.to_string(), "refused before the first attempt (circuit open)");
 /// ```
@@ -45,11 +45,11 @@ pub enum Error<E> {
     /// The last attempt ran out of the policy's
     /// [`timeout`](crate::Policy::timeout), or of what its
     /// [`deadline`](crate::Policy::deadline) left; transient.
-    Elapsed(Elapsed),
+    TimedOut(Elapsed),
     /// A guard of the policy (an open [`Breaker`](crate::Breaker), a
     /// [`Cooldown`](crate::Cooldown) longer than the call may wait) refused
     /// the call before its first attempt: nothing was sent.
-    Refused(Refused),
+    GuardRefused(Refused),
 }
 
 impl<E> Error<E> {
@@ -58,7 +58,7 @@ impl<E> Error<E> {
     pub fn into_service(self) -> Option<E> {
         match self {
             Self::Service(error) => Some(error),
-            Self::Elapsed(_) | Self::Refused(_) => None,
+            Self::TimedOut(_) | Self::GuardRefused(_) => None,
         }
     }
 
@@ -67,7 +67,7 @@ impl<E> Error<E> {
     pub const fn service(&self) -> Option<&E> {
         match self {
             Self::Service(error) => Some(error),
-            Self::Elapsed(_) | Self::Refused(_) => None,
+            Self::TimedOut(_) | Self::GuardRefused(_) => None,
         }
     }
 }
@@ -76,8 +76,8 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Service(error) => error.fmt(f),
-            Self::Elapsed(elapsed) => elapsed.fmt(f),
-            Self::Refused(refused) => refused.fmt(f),
+            Self::TimedOut(elapsed) => elapsed.fmt(f),
+            Self::GuardRefused(refused) => refused.fmt(f),
         }
     }
 }
@@ -86,8 +86,8 @@ impl<E: std::error::Error + 'static> std::error::Error for Error<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Service(error) => Some(error),
-            Self::Elapsed(elapsed) => Some(elapsed),
-            Self::Refused(refused) => Some(refused),
+            Self::TimedOut(elapsed) => Some(elapsed),
+            Self::GuardRefused(refused) => Some(refused),
         }
     }
 }
@@ -115,9 +115,9 @@ impl<E: Classify> Classify for Error<E> {
     fn limits(&self) -> Limits {
         self.as_dyn().limits()
     }
-    /// [`Error::Refused`].
+    /// [`Error::GuardRefused`].
     fn refused() -> Option<fn(Refused) -> Self> {
-        Some(Self::Refused)
+        Some(Self::GuardRefused)
     }
 }
 
@@ -125,8 +125,8 @@ impl<E: Classify> Error<E> {
     fn as_dyn(&self) -> &dyn Classify {
         match self {
             Self::Service(error) => error,
-            Self::Elapsed(elapsed) => elapsed,
-            Self::Refused(refused) => refused,
+            Self::TimedOut(elapsed) => elapsed,
+            Self::GuardRefused(refused) => refused,
         }
     }
 }

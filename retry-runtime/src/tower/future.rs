@@ -81,7 +81,7 @@ where
     pub(crate) fn new(policy: &'static Policy, service: S, request: Req, check: C, key: K) -> Self {
         let mut polled = Polled::new(policy);
         // A guard may refuse the first attempt: the call then ends with
-        // `Error::Refused`, having sent nothing.
+        // `Error::GuardRefused`, having sent nothing.
         polled.refusable();
         Self {
             polled,
@@ -118,7 +118,7 @@ where
                         let engine = this.polled.engine();
                         return Poll::Ready(match last {
                             Some(last) => answer(this.check, engine, last),
-                            None => Err(Error::Refused(Refused::new(
+                            None => Err(Error::GuardRefused(Refused::new(
                                 engine.stop_reason().unwrap_or(StopReason::Guard),
                             ))),
                         });
@@ -255,7 +255,7 @@ where
 {
     match last {
         Attempted::Service(error) => Err(Error::Service(error)),
-        Attempted::Elapsed { elapsed, .. } => Err(Error::Elapsed(elapsed)),
+        Attempted::Elapsed { elapsed, .. } => Err(Error::TimedOut(elapsed)),
         Attempted::Response { mut response, bad } => {
             let gave_up = GaveUp::new(
                 engine.attempts(),

@@ -87,8 +87,8 @@
 //!   [`HttpCheck`] its extensions hold a [`GaveUp`] (the attempts, the
 //!   [`StopReason`](crate::StopReason), the class);
 //! - when it gives up on an error: [`Error::Service`] with the inner
-//!   service's last error, [`Error::Elapsed`] when the last attempt ran
-//!   out of time, [`Error::Refused`] when a guard refused the call before
+//!   service's last error, [`Error::TimedOut`] when the last attempt ran
+//!   out of time, [`Error::GuardRefused`] when a guard refused the call before
 //!   it sent anything.
 //!
 //! # Idempotency keys
