@@ -33,6 +33,11 @@
 //! with `first_item`, `idle` and `deadline` set (`stream-timers`), and, for
 //! items with ids, raw (`stream-raw-ids`) and with `resume(true)`
 //! (`stream-resume`), each summed in a loop of `next().await`.
+//!
+//! The `tower` variants call the plain fn as a `tower::Service`
+//! (`service_fn`), through `oneshot`: as it is (`tower-plain`), and under
+//! `RetryLayer` with the default policy, no response check and no key
+//! (`tower`), the adapter's own cost on the happy path.
 use std::cell::Cell;
 use std::future::Future;
 use std::hint::black_box;
@@ -42,9 +47,11 @@ use std::time::Duration;
 use backon::{BlockingRetryable, Retryable};
 use futures_util::stream::{self, Stream, StreamExt};
 use tenacious::stream::StreamItem;
+use tenacious::tower::{NoCheck, RetryLayer};
 use tenacious::{Elapsed, Policy, retry};
 use tokio_retry2::Retry;
 use tokio_retry2::strategy::{ExponentialFactorBackoff, FixedInterval};
+use tower::{Layer, ServiceExt, service_fn};
 
 mod common;
 use common::{
@@ -188,7 +195,7 @@ where
     });
 }
 
-const VARIANTS: [&str; 26] = [
+const VARIANTS: [&str; 28] = [
     "plain",
     "retry",
     "retry-unrecorded",
@@ -215,6 +222,8 @@ const VARIANTS: [&str; 26] = [
     "stream-timers",
     "stream-raw-ids",
     "stream-resume",
+    "tower-plain",
+    "tower",
 ];
 
 fn main() {
@@ -345,6 +354,17 @@ fn main() {
         "stream-resume" => run_stream(|| {
             STREAM_RESUME.stream(move |_| std::future::ready(Ok(events(black_box(calls)))))
         }),
+        "tower-plain" => {
+            let service = service_fn(plain);
+            run_async(calls, || service.oneshot(black_box(ARGS)));
+        }
+        "tower" => {
+            let service = RetryLayer::new(&POLICY)
+                .check(NoCheck)
+                .without_key()
+                .layer(service_fn(plain));
+            run_async(calls, || service.clone().oneshot(black_box(ARGS)));
+        }
         other => panic!("TENACIOUS_VARIANT: no variant {other:?}; one of {VARIANTS:?}"),
     }
 }

@@ -15,6 +15,8 @@
 # their figure is instructions per item, the last column the difference
 # from the same source read raw (`stream-raw`; `stream-raw-ids` for
 # `stream-resume`, whose items have ids): the wrapper's cost per item.
+# The `tower` variant's is from `tower-plain`, the same service called
+# without the retry layer.
 #
 # Usage: scripts/instructions.sh [VARIANT ...]   (default: all of them)
 # Environment: CALLS (10000); FEATURES, tenacious's features to build with
@@ -38,7 +40,8 @@ if [ ${#variants[@]} -eq 0 ]; then
     plain-sync retry-sync retry-unrecorded-sync retry-named-sync policy-sync backon-sync
     loop-two policy-two backon-two tokio-retry2-two
     loop-two-sync policy-two-sync backon-two-sync
-    stream-raw stream stream-timers stream-raw-ids stream-resume)
+    stream-raw stream stream-timers stream-raw-ids stream-resume
+    tower-plain tower)
 fi
 
 # Total instructions of a run of variant $1 making $2 calls.
@@ -68,6 +71,7 @@ for variant in "${variants[@]}"; do
   case $variant in
     stream-raw-ids | stream-resume) base_variant=stream-raw-ids ;;
     stream*) base_variant=stream-raw ;;
+    tower*) base_variant=tower-plain ;;
     *-two-sync) base_variant=loop-two-sync ;;
     *-two) base_variant=loop-two ;;
     *-sync) base_variant=plain-sync ;;

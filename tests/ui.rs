@@ -1,6 +1,7 @@
 //! Compile-fail and compile-pass cases for `#[retry]` and `#[derive(Classify)]`.
 //! Regenerate the expected output with `TRYBUILD=overwrite cargo test --test ui`
-//! and review the diff; run one case with `cargo test --test ui -- trybuild=NAME.rs`.
+//! and review the diff; run one case with `cargo test --test ui -- ui trybuild=NAME.rs`
+//! (the test's name `ui` first, or the filter leaves it out).
 
 #[test]
 fn ui() {

@@ -403,6 +403,15 @@ forward_classify! {
     Arc<E>;
 }
 
+/// The error of what cannot fail (an axum `Router`, a `service_fn` that
+/// returns `Ok`): there is none to classify, so a retried call of it
+/// retries only what its result is checked for.
+impl Classify for std::convert::Infallible {
+    fn classify(&self) -> ErrorClass {
+        match *self {}
+    }
+}
+
 /// Classifies by [`io::ErrorKind`], as [`io::Error`]'s impl does; `variant()`
 /// is the kind's name (`"TimedOut"`). The table is on the
 /// [`io::Error` impl](#impl-Classify-for-Error).

@@ -261,6 +261,8 @@ impl Policy {
     /// [`retry_with`](Policy::retry_with) and
     /// [`retry_failure`](Policy::retry_failure) do not require, and the
     /// blocking loops cannot interrupt a running closure. They ignore it.
+    /// (The tower adapter, feature `tower`, applies it always: its error
+    /// has a variant for it.)
     ///
     /// [`Elapsed`]: crate::Elapsed
     ///

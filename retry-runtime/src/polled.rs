@@ -111,7 +111,11 @@ impl<'p, E: Classify> Polled<'p, E> {
             Phase::Pacing,
             "poll_start between attempts only"
         );
-        ready!(this.pacer.poll_pace(this.engine, cx));
+        // Asked here, inline, so a call without guards makes no call to
+        // the pacer (`wants_pace` reads the policy's guard byte).
+        if this.engine.wants_pace() {
+            ready!(this.pacer.poll_pace(this.engine, cx));
+        }
         if this.engine.late() {
             *this.phase = Phase::Done;
             return Poll::Ready(Err(this.last.take()));
