@@ -136,3 +136,31 @@ async fn not_sent_lets_a_call_that_is_not_idempotent_retry() {
     assert_eq!(calls(), 1);
     assert_eq!(failure.stop_reason(), StopReason::NotIdempotent);
 }
+
+fn by_status(status: &u16) -> ErrorClass {
+    if *status == 429 {
+        ErrorClass::RateLimited
+    } else {
+        ErrorClass::Transient
+    }
+}
+
+/// A case classified by a fn: its keys hold whatever class the fn gives.
+#[derive(Debug, Classify)]
+enum Coded {
+    #[classify(with = by_status, max = 5, base = "2s")]
+    Status(u16),
+    #[classify(transient, not_sent)]
+    Dns,
+}
+
+#[test]
+fn a_with_case_keeps_its_keys_whatever_class_the_fn_gives() {
+    let limits = Limits::NONE.max(5).base(Duration::from_secs(2));
+    assert_eq!(Coded::Status(429).classify(), ErrorClass::RateLimited);
+    assert_eq!(Coded::Status(429).limits(), limits);
+    assert_eq!(Coded::Status(503).limits(), limits);
+    assert!(!Coded::Status(503).not_sent());
+    assert!(Coded::Dns.not_sent());
+    assert!(Coded::Dns.limits().is_none());
+}
