@@ -26,6 +26,11 @@
 //! `retry-named-missing` calls the same fn with nothing loaded, so every
 //! call looks for the name and runs the fallback.
 //!
+//! The `-const` variants are `retry` and `retry-sync` from a `const`
+//! policy of the defaults (`policy = DEFAULTS`), which the macro cannot
+//! read: their loop serves whatever the policy holds (guards, timeout,
+//! deadline), the checks folded for a `const`.
+//!
 //! The `stream` variants read one stream of `TENACIOUS_CALLS` items, so
 //! the script's figure for them is instructions per item: the `stream`
 //! bench's source (`stream::iter(0..n).map(Ok)`, always ready) read raw
@@ -92,6 +97,20 @@ async fn retried_named(args: &str) -> Result<u64, ToolError> {
 
 #[retry(policy = "bench")]
 fn retried_named_sync(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+/// The defaults as a `const`, for the `-const` variants: `#[retry]` from a
+/// named policy, whose fields the macro cannot read.
+const DEFAULTS: Policy = Policy::new();
+
+#[retry(policy = DEFAULTS)]
+async fn retried_const(args: &str) -> Result<u64, ToolError> {
+    cache_key(args)
+}
+
+#[retry(policy = DEFAULTS)]
+fn retried_const_sync(args: &str) -> Result<u64, ToolError> {
     cache_key(args)
 }
 
@@ -195,12 +214,13 @@ where
     });
 }
 
-const VARIANTS: [&str; 28] = [
+const VARIANTS: [&str; 30] = [
     "plain",
     "retry",
     "retry-unrecorded",
     "retry-named",
     "retry-named-missing",
+    "retry-const",
     "policy",
     "backon",
     "tokio-retry2",
@@ -208,6 +228,7 @@ const VARIANTS: [&str; 28] = [
     "retry-sync",
     "retry-unrecorded-sync",
     "retry-named-sync",
+    "retry-const-sync",
     "policy-sync",
     "backon-sync",
     "loop-two",
@@ -251,6 +272,7 @@ fn main() {
         }
         // Nothing loaded: every call looks for the name and runs the fallback.
         "retry-named-missing" => run_async(calls, || retried_named(black_box(ARGS))),
+        "retry-const" => run_async(calls, || retried_const(black_box(ARGS))),
         "policy" => run_async(calls, || {
             let args = black_box(ARGS);
             POLICY.retry(move || plain(args))
@@ -275,6 +297,7 @@ fn main() {
             load_bench_policy();
             run_sync(calls, || retried_named_sync(black_box(ARGS)));
         }
+        "retry-const-sync" => run_sync(calls, || retried_const_sync(black_box(ARGS))),
         "policy-sync" => run_sync(calls, || {
             let args = black_box(ARGS);
             POLICY.retry_blocking(|| plain_sync(args))

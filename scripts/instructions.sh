@@ -36,8 +36,8 @@ bin=$(cd "$repo" && cargo bench --bench instructions "${features[@]}" --no-run -
 
 variants=("$@")
 if [ ${#variants[@]} -eq 0 ]; then
-  variants=(plain retry retry-unrecorded retry-named retry-named-missing policy backon tokio-retry2
-    plain-sync retry-sync retry-unrecorded-sync retry-named-sync policy-sync backon-sync
+  variants=(plain retry retry-unrecorded retry-named retry-named-missing retry-const policy backon tokio-retry2
+    plain-sync retry-sync retry-unrecorded-sync retry-named-sync retry-const-sync policy-sync backon-sync
     loop-two policy-two backon-two tokio-retry2-two
     loop-two-sync policy-two-sync backon-two-sync
     stream-raw stream stream-timers stream-raw-ids stream-resume
