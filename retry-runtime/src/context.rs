@@ -186,8 +186,19 @@ impl Drop for Scope<'_, '_, '_> {
 #[inline]
 pub(crate) fn scoped_blocking<T>(frame: &mut Frame<'_, '_>, f: impl FnOnce() -> T) -> T {
     #[cfg(feature = "tracing")]
+    if frame.engine.spans_on() {
+        return traced_blocking(frame, f);
+    }
+    let _scope = Scope::enter(frame);
+    f()
+}
+
+/// [`scoped_blocking`] inside the attempt's span, when a subscriber wants
+/// it: out of line, so the path without one holds no span to drop.
+#[cfg(feature = "tracing")]
+#[inline(never)]
+fn traced_blocking<T>(frame: &mut Frame<'_, '_>, f: impl FnOnce() -> T) -> T {
     let span = frame.engine.attempt_span();
-    #[cfg(feature = "tracing")]
     let _entered = span.as_ref().map(tracing::Span::enter);
     let _scope = Scope::enter(frame);
     f()
@@ -203,8 +214,22 @@ pub(crate) fn poll_scoped<F: Future + ?Sized>(
     cx: &mut Context<'_>,
 ) -> Poll<F::Output> {
     #[cfg(feature = "tracing")]
+    if frame.engine.spans_on() {
+        return poll_traced(frame, fut, cx);
+    }
+    let _scope = Scope::enter(frame);
+    fut.poll(cx)
+}
+
+/// [`poll_scoped`] inside the attempt's span, when a subscriber wants it.
+#[cfg(feature = "tracing")]
+#[inline(never)]
+fn poll_traced<F: Future + ?Sized>(
+    frame: &mut Frame<'_, '_>,
+    fut: Pin<&mut F>,
+    cx: &mut Context<'_>,
+) -> Poll<F::Output> {
     let span = frame.engine.attempt_span();
-    #[cfg(feature = "tracing")]
     let _entered = span.as_ref().map(tracing::Span::enter);
     let _scope = Scope::enter(frame);
     fut.poll(cx)

@@ -793,10 +793,16 @@ impl<'p> Engine<'p> {
         self.flags |= TIMED_OUT;
     }
     /// The number of the attempt about to run (or running), 1 for the first.
+    /// Whether a subscriber wants the call's spans.
+    #[cfg(feature = "tracing")]
+    #[inline]
+    pub(crate) const fn spans_on(&self) -> bool {
+        self.spans.is_on()
+    }
+
     #[cfg(feature = "tracing")]
     /// The running attempt's span, to enter around its polls, if a
     /// subscriber wants it.
-    #[inline]
     pub(crate) fn attempt_span(&mut self) -> Option<tracing::Span> {
         if !self.spans.is_on() {
             return None;
