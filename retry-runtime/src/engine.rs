@@ -792,7 +792,7 @@ impl<'p> Engine<'p> {
     pub(crate) fn note_timeout(&mut self) {
         self.flags |= TIMED_OUT;
     }
-    /// The number of the attempt about to run (or running), 1 for the first.
+
     /// Whether a subscriber wants the call's spans.
     #[cfg(feature = "tracing")]
     #[inline]
@@ -800,9 +800,9 @@ impl<'p> Engine<'p> {
         self.spans.is_on()
     }
 
-    #[cfg(feature = "tracing")]
     /// The running attempt's span, to enter around its polls, if a
     /// subscriber wants it.
+    #[cfg(feature = "tracing")]
     pub(crate) fn attempt_span(&mut self) -> Option<tracing::Span> {
         if !self.spans.is_on() {
             return None;
@@ -811,6 +811,7 @@ impl<'p> Engine<'p> {
         self.spans.attempt(self.attempt_number(), budget_left)
     }
 
+    /// The number of the attempt about to run (or running), 1 for the first.
     pub(crate) const fn attempt_number(&self) -> u32 {
         self.attempts.saturating_add(1)
     }
