@@ -5,13 +5,15 @@
 //! Async tests run on tokio's paused clock, so `delay_ms` and `elapsed_ms`
 //! are exact.
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+#[path = "support/fields.rs"]
+mod fields;
+use fields::{Fields, Value};
+
 use tenacious::stats::CallStats;
 use tenacious::{Classify, Jitter, Policy, retry};
-use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
@@ -28,14 +30,6 @@ enum ToolError {
 }
 
 use ToolError::{BadArguments, BadCredentials, Timeout, TooManyRequests};
-
-/// A field's value, with the type it was recorded as.
-#[derive(Debug, Clone, PartialEq)]
-enum Value {
-    U64(u64),
-    Str(String),
-    Other(String),
-}
 
 #[derive(Debug, Clone)]
 struct Captured {
@@ -78,22 +72,6 @@ impl Capture {
         let capture = Capture::default();
         let value = tracing::subscriber::with_default(capture.clone(), f);
         (value, capture.events())
-    }
-}
-
-struct Fields<'a>(&'a mut BTreeMap<String, Value>);
-
-impl Visit for Fields<'_> {
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        self.0.insert(field.name().to_owned(), Value::U64(value));
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0
-            .insert(field.name().to_owned(), Value::Str(value.to_owned()));
-    }
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0
-            .insert(field.name().to_owned(), Value::Other(format!("{value:?}")));
     }
 }
 

@@ -4,12 +4,14 @@
 //! `tenacious.*` ones, seen by a capturing subscriber on each test's own
 //! thread. Async tests run on tokio's paused clock, so waits are exact.
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+#[path = "support/fields.rs"]
+mod fields;
+use fields::{Fields, Value};
+
 use tenacious::{Classify, RetryBudget, retry};
-use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
@@ -24,13 +26,6 @@ enum ToolError {
 }
 
 use ToolError::{BadArguments, Timeout, TooManyRequests};
-
-#[derive(Debug, Clone, PartialEq)]
-enum Value {
-    U64(u64),
-    Str(String),
-    Other(String),
-}
 
 #[derive(Debug, Clone)]
 struct SpanRec {
@@ -71,26 +66,6 @@ struct Seen {
 /// event was emitted in.
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Seen>>);
-
-struct Fields<'a>(&'a mut BTreeMap<String, Value>);
-
-impl Visit for Fields<'_> {
-    fn record_i64(&mut self, field: &Field, value: i64) {
-        let value = u64::try_from(value).expect("no negative figure");
-        self.0.insert(field.name().to_owned(), Value::U64(value));
-    }
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        self.0.insert(field.name().to_owned(), Value::U64(value));
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0
-            .insert(field.name().to_owned(), Value::Str(value.to_owned()));
-    }
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0
-            .insert(field.name().to_owned(), Value::Other(format!("{value:?}")));
-    }
-}
 
 impl Subscriber for Capture {
     fn enabled(&self, _: &Metadata<'_>) -> bool {
