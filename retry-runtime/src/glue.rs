@@ -221,6 +221,26 @@ pub fn bounded<R>(engine: &Engine<'_>, to_error: Option<fn(Elapsed) -> R>) -> Op
     Some((to_error, engine.attempt_limit()?))
 }
 
+/// Whether the `const` or `static` policy `policy` names a guard (its
+/// budget included): evaluated in a `const` block by the expansion of
+/// `#[retry(policy = PATH)]`, so a policy without one asks none, at no
+/// cost.
+#[doc(hidden)]
+#[must_use]
+pub const fn policy_has_guards(policy: &crate::Policy) -> bool {
+    policy.has_guards()
+}
+
+/// Whether the `const` or `static` policy `policy` bounds each attempt
+/// (`timeout`): evaluated in a `const` block by the expansion of
+/// `#[retry(policy = PATH)]`, so an attempt it does not bound is awaited
+/// as any fn's is.
+#[doc(hidden)]
+#[must_use]
+pub const fn policy_has_timeout(policy: &crate::Policy) -> bool {
+    policy.get_timeout().is_some()
+}
+
 /// Whether the guards are to be asked before the attempt: a
 /// `#[retry(policy = "name")]` fn, whose loaded policy may have guards or
 /// not, asks this before it awaits [`pace_first`].

@@ -169,8 +169,9 @@ pub mod __private {
     pub use crate::failure::Provenance;
     pub use crate::glue::{
         ByError, ByFailure, ElapsedInto, ElapsedNot, FallbackFn, OutputOf, bounded, fall_back,
-        fall_back_failure, pace_first, pace_first_blocking, resume, resume_failure, step,
-        step_failure, step_failure_held, step_held, timed_out, timed_out_as, wants_pace,
+        fall_back_failure, pace_first, pace_first_blocking, policy_has_guards, policy_has_timeout,
+        resume, resume_failure, step, step_failure, step_failure_held, step_held, timed_out,
+        timed_out_as, wants_pace,
     };
     pub use crate::hooks::{CheckFn, NotifyFn, RetryResult, WhenFn, always, checked, ignore};
     pub use crate::pace::{pace, pace_blocking};

@@ -112,16 +112,22 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
                 return #ret_first;
             }
         };
-        // A policy looked up by name may have no guard: then no future
-        // of `pace_first` is made and awaited.
-        if named && shape.is_async {
-            quote! {
+        // A named policy may have no guard: then no future of
+        // `pace_first` is made and awaited. A `const` or `static` one
+        // says so at compile time; one bound by name, at run time.
+        let keyed_guards = args.statics().next().is_some();
+        match &args.policy {
+            Some(PolicyArg::Path(path)) if !keyed_guards => quote! {
+                if const { #private::policy_has_guards(&#path) } {
+                    #pace_first
+                }
+            },
+            Some(PolicyArg::Named(_)) if shape.is_async => quote! {
                 if #private::wants_pace(&#engine) {
                     #pace_first
                 }
-            }
-        } else {
-            pace_first
+            },
+            _ => pace_first,
         }
     });
     let pace = paced.then(|| {
@@ -232,12 +238,22 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
                 let bound = local("bound");
                 // Two awaits, one taken: an unbounded attempt (the loaded
                 // policy has no `timeout`) is awaited as any fn's is.
+                // A `const` or `static` policy says at compile time whether
+                // it has a `timeout`: without one the bound is never made.
+                let may_bound = match &args.policy {
+                    Some(PolicyArg::Path(path)) => {
+                        quote!(const { #private::policy_has_timeout(&#path) })
+                    }
+                    _ => quote!(true),
+                };
                 quote! {
                     let #fut = async #attempt_body;
-                    let #to_error = {
+                    let #to_error = if #may_bound {
                         #[allow(unused_imports)]
                         use #private::{ElapsedInto as _, ElapsedNot as _};
                         (&#private::OutputOf::of(&#fut)).elapsed_into()
+                    } else {
+                        #private::Option::None
                     };
                     let #result = match #private::bounded(&#engine, #to_error) {
                         #private::Option::None => #private::attempt(&mut #engine, #fut).await,
