@@ -117,11 +117,16 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         // says so at compile time; one bound by name, at run time.
         let keyed_guards = args.statics().next().is_some();
         match &args.policy {
-            Some(PolicyArg::Path(path)) if !keyed_guards => quote! {
-                if const { #private::policy_has_guards(&#path) } {
-                    #pace_first
+            // Read through the same `Policy::named(PATH)`, spanned alike,
+            // so a path that is no `Policy` is the one error it is.
+            Some(PolicyArg::Path(_)) if !keyed_guards => {
+                let base = policy_base(args, &private);
+                quote! {
+                    if const { #private::policy_has_guards(&#base) } {
+                        #pace_first
+                    }
                 }
-            },
+            }
             Some(PolicyArg::Named(_)) if shape.is_async => quote! {
                 if #private::wants_pace(&#engine) {
                     #pace_first
@@ -241,8 +246,9 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
                 // A `const` or `static` policy says at compile time whether
                 // it has a `timeout`: without one the bound is never made.
                 let may_bound = match &args.policy {
-                    Some(PolicyArg::Path(path)) => {
-                        quote!(const { #private::policy_has_timeout(&#path) })
+                    Some(PolicyArg::Path(_)) => {
+                        let base = policy_base(args, &private);
+                        quote!(const { #private::policy_has_timeout(&#base) })
                     }
                     _ => quote!(true),
                 };
