@@ -586,46 +586,9 @@ fn unknown_key(name: &str) -> String {
     }
 }
 
-/// The candidate `word` is most likely a typo of, if any is close enough.
-///
-/// Case and `_` are ignored, so `rate_limited` finds `RateLimited`.
-pub(super) fn closest<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let fold = |s: &str| -> Vec<char> {
-        s.chars()
-            .filter(|c| *c != '_')
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let word = fold(word);
-    candidates
-        .into_iter()
-        .map(|candidate| (edit_distance(&word, &fold(candidate)), candidate))
-        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(1))
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate)
-}
-
-/// Levenshtein distance.
-fn edit_distance(a: &[char], b: &[char]) -> usize {
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = if ca == cb {
-                diagonal
-            } else {
-                1 + diagonal.min(above).min(row[j])
-            };
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
+/// The candidate `word` is most likely a typo of, if any is close enough
+/// (the grammar `tenacious::config` suggests with too).
+pub(super) use tenacious_syntax::closest;
 
 fn max(value: &Expr, errors: &mut Errors) -> Option<u32> {
     let Expr::Lit(syn::ExprLit {

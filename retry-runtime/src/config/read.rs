@@ -255,50 +255,9 @@ const CODE_ONLY: &[(&str, &str)] = &[
     ),
 ];
 
-/// The candidate `word` is most likely a typo of, if any is close enough
-/// (the macro's rule: case and `_` ignored, so `rate_limited` finds
-/// `RateLimited`).
-pub(crate) fn closest<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    // A hostile key of a megabyte is no typo of a short name.
-    if word.len() > 64 {
-        return None;
-    }
-    let fold = |s: &str| -> Vec<char> {
-        s.chars()
-            .filter(|c| *c != '_')
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let word = fold(word);
-    candidates
-        .into_iter()
-        .map(|candidate| (edit_distance(&word, &fold(candidate)), candidate))
-        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(1))
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate)
-}
-
-/// Levenshtein distance.
-fn edit_distance(a: &[char], b: &[char]) -> usize {
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = if ca == cb {
-                diagonal
-            } else {
-                1 + diagonal.min(above).min(row[j])
-            };
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
+/// The candidate a word is most likely a typo of, as `#[retry]` suggests
+/// it (`tenacious-syntax`).
+pub(crate) use tenacious_syntax::closest;
 
 /// `a, b or c`.
 fn or_list(items: impl IntoIterator<Item = String>) -> String {
