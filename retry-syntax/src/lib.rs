@@ -40,6 +40,115 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, candidate)| candidate)
 }
 
+/// Keys other retry libraries use, each group mapped to the key that means
+/// it here, with a word on the difference: `#[retry]` reads them all, a
+/// config file those whose key it has.
+///
+/// ```
+/// use tenacious_syntax::KEY_ALIASES;
+///
+/// let (_, key, why) = KEY_ALIASES.iter().find(|(names, _, _)| names.contains(&"retries")).unwrap();
+/// assert_eq!(*key, "max");
+/// assert!(why.contains("`retries = 2` is `max = 3`"));
+/// ```
+pub const KEY_ALIASES: &[(&[&str], &str, &str)] = &[
+    (
+        &["retries"],
+        "max",
+        "`max` counts every attempt, the first included: `retries = 2` is `max = 3`",
+    ),
+    (
+        &["max_retries"],
+        "max",
+        "`max` counts every attempt, the first included: `max_retries = 2` is `max = 3`",
+    ),
+    (
+        &["attempts", "max_attempts", "tries"],
+        "max",
+        "`max` counts every attempt, the first included",
+    ),
+    (
+        &["delay", "backoff", "initial_delay", "min_delay"],
+        "base",
+        "`base` is the first backoff ceiling",
+    ),
+    (
+        &["max_delay", "max_backoff"],
+        "cap",
+        "`cap` is the ceiling of any backoff",
+    ),
+    (
+        &["retry_on", "classes"],
+        "on",
+        "`on` lists the retried classes",
+    ),
+    (
+        &["retry_if", "predicate", "filter"],
+        "when",
+        "`when` is an extra predicate, AND-ed with `on`",
+    ),
+    (
+        &["on_retry", "callback"],
+        "notify",
+        "`notify` is called before each sleep",
+    ),
+    (
+        &["krate"],
+        "crate",
+        "`crate` is the path to the `tenacious` crate",
+    ),
+    (
+        &["attempt_timeout", "per_attempt_timeout"],
+        "timeout",
+        "`timeout` bounds each attempt",
+    ),
+    (
+        &["total_timeout", "max_elapsed", "max_elapsed_time"],
+        "deadline",
+        "`deadline` bounds the whole call, attempts and sleeps",
+    ),
+    (
+        &["first_token", "time_to_first_token", "ttft", "first_chunk"],
+        "first_item",
+        "`first_item` bounds a stream's wait for its first content item",
+    ),
+    (
+        &[
+            "idle_timeout",
+            "stall_timeout",
+            "read_timeout",
+            "chunk_timeout",
+        ],
+        "idle",
+        "`idle` bounds a stream's time without progress between items",
+    ),
+    (
+        &["resumable", "reconnect"],
+        "resume",
+        "`resume = true` reconnects a stream from where it stopped",
+    ),
+    (
+        &["retry_if_result", "validate", "accept"],
+        "check",
+        "`check` names a `fn(&T) -> Result<(), E>` that turns a bad `Ok` into a classified error",
+    ),
+    (
+        &["on_give_up", "on_failure", "default", "or_else"],
+        "fallback",
+        "`fallback` names a fn that answers a give-up: `fn(Failure<E>) -> R` or `fn(E) -> R`",
+    ),
+    (
+        &["retry_budget"],
+        "budget",
+        "`budget` names a shared retry budget",
+    ),
+    (
+        &["idempotency_key"],
+        "key",
+        "`key` names the call's idempotency key from its arguments",
+    ),
+];
+
 /// Levenshtein distance.
 fn edit_distance(a: &[char], b: &[char]) -> usize {
     let mut row: Vec<usize> = (0..=b.len()).collect();

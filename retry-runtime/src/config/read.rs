@@ -152,75 +152,9 @@ pub(crate) const BREAKERS: Kind = Kind {
 /// Every kind, in the order the document lists them.
 pub(crate) const KINDS: [&Kind; 5] = [&POLICIES, &BUDGETS, &COOLDOWNS, &THROTTLES, &BREAKERS];
 
-/// Keys other retry libraries use, each mapped to ours with a word on the
-/// difference (the macro's table, less the keys a config has not).
-const ALIASES: &[(&[&str], &str, &str)] = &[
-    (
-        &["retries"],
-        "max",
-        "`max` counts every attempt, the first included: `retries = 2` is `max = 3`",
-    ),
-    (
-        &["max_retries"],
-        "max",
-        "`max` counts every attempt, the first included: `max_retries = 2` is `max = 3`",
-    ),
-    (
-        &["attempts", "max_attempts", "tries"],
-        "max",
-        "`max` counts every attempt, the first included",
-    ),
-    (
-        &["delay", "backoff", "initial_delay", "min_delay"],
-        "base",
-        "`base` is the first backoff ceiling",
-    ),
-    (
-        &["max_delay", "max_backoff"],
-        "cap",
-        "`cap` is the ceiling of any backoff",
-    ),
-    (
-        &["retry_on", "classes"],
-        "on",
-        "`on` lists the retried classes",
-    ),
-    (
-        &["attempt_timeout", "per_attempt_timeout"],
-        "timeout",
-        "`timeout` bounds each attempt",
-    ),
-    (
-        &["total_timeout", "max_elapsed", "max_elapsed_time"],
-        "deadline",
-        "`deadline` bounds the whole call, attempts and sleeps",
-    ),
-    (
-        &["first_token", "time_to_first_token", "ttft", "first_chunk"],
-        "first_item",
-        "`first_item` bounds a stream's wait for its first content item",
-    ),
-    (
-        &[
-            "idle_timeout",
-            "stall_timeout",
-            "read_timeout",
-            "chunk_timeout",
-        ],
-        "idle",
-        "`idle` bounds a stream's time without progress between items",
-    ),
-    (
-        &["resumable", "reconnect"],
-        "resume",
-        "`resume = true` reconnects a stream from where it stopped",
-    ),
-    (
-        &["retry_budget"],
-        "budget",
-        "`budget` names a shared retry budget",
-    ),
-];
+/// Keys other retry libraries use (`tenacious-syntax`, shared by the
+/// attribute and the config files).
+use tenacious_syntax::KEY_ALIASES as ALIASES;
 
 /// The keys of `#[retry]` a config cannot hold, each with why and where
 /// to set it instead.
