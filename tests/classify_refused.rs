@@ -13,12 +13,9 @@ enum ToolError {
 }
 
 /// The same enum without the attribute (`transparent` answers as the
-/// `Refused` does too, but does not make the type refusable): a guard can
-/// only refuse its retries.
+/// `Refused` does too, but does not make the type refusable).
 #[derive(Debug, Classify)]
 enum PlainError {
-    #[classify(transient)]
-    Timeout,
     #[classify(transparent)]
     Refused(Refused),
 }
@@ -62,31 +59,9 @@ fn only_the_marked_enum_is_refusable() {
     );
 }
 
-static PLAIN_PROVIDER: Breaker = Breaker::new().min_throughput(2);
-
-#[retry(max = 1, breaker = PLAIN_PROVIDER)]
-async fn plain_call(attempts: &AtomicU32) -> Result<u32, PlainError> {
-    attempts.fetch_add(1, Ordering::Relaxed);
-    Err(PlainError::Timeout)
-}
-
-#[tokio::test(start_paused = true)]
-async fn without_the_attribute_an_open_circuit_lets_the_first_attempt_through() {
-    let attempts = AtomicU32::new(0);
-    for _ in 0..2 {
-        assert!(matches!(
-            plain_call(&attempts).await,
-            Err(PlainError::Timeout)
-        ));
-    }
-    assert_eq!(PLAIN_PROVIDER.state(), BreakerState::Open);
-    // The error type cannot say it was refused: the call makes its attempt.
-    assert!(matches!(
-        plain_call(&attempts).await,
-        Err(PlainError::Timeout)
-    ));
-    assert_eq!(attempts.load(Ordering::Relaxed), 3);
-}
+// An error type that cannot say it was refused under a guard written in
+// the attribute is a compile error (`tests/ui/fail/guard_error_not_refusable.rs`):
+// its first attempt would walk past an open breaker.
 
 #[test]
 fn the_refused_variant_answers_as_the_refused_does() {

@@ -32,6 +32,8 @@ enum ToolError {
     Timeout,
     #[classify(fatal)]
     Unauthorized,
+    #[classify(refused)]
+    Refused(tenacious::Refused),
 }
 
 impl From<Elapsed> for ToolError {

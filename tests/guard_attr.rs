@@ -15,6 +15,8 @@ use tokio::time::Instant;
 enum ToolError {
     #[classify(transient)]
     Reset,
+    #[classify(refused)]
+    Refused(tenacious::Refused),
 }
 
 /// Lets `allowed` attempts through, across every call naming it, then
@@ -145,6 +147,8 @@ impl Classify for LimitedError {
         Some(LimitedError::Refused)
     }
 }
+
+impl tenacious::Refusable for LimitedError {}
 
 static PROVIDER: tenacious::Cooldown = tenacious::Cooldown::new();
 

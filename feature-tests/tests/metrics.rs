@@ -243,6 +243,8 @@ fn a_policy_reports_under_its_records_name_and_no_record_reports_nothing() {
 enum Limited {
     #[classify(rate_limited)]
     TooMany(#[classify(retry_after)] Duration),
+    #[classify(refused)]
+    Refused(tenacious::Refused),
 }
 
 /// One attempt, answered 429 with a 2 s hint.

@@ -105,6 +105,69 @@ pub fn pace_first_blocking<O: RetryResult>(engine: &mut Engine<'_>) -> Option<O>
     refused(engine, make)
 }
 
+/// [`pace_first`] for a fn that names a guard in its attribute: its error
+/// type must be able to say a guard refused the call ([`Refusable`]), or
+/// the guard could not stop its first attempt. The macro spans the call on
+/// the guard's path, so a type that cannot is reported there.
+///
+/// [`Refusable`]: crate::Refusable
+#[inline]
+pub async fn pace_first_refusable<O: RetryResult>(engine: &mut Engine<'_>) -> Option<O>
+where
+    O::Error: crate::Refusable,
+{
+    pace_first(engine).await
+}
+
+/// [`pace_first_refusable`] for a blocking call.
+#[inline]
+pub fn pace_first_blocking_refusable<O: RetryResult>(engine: &mut Engine<'_>) -> Option<O>
+where
+    O::Error: crate::Refusable,
+{
+    pace_first_blocking(engine)
+}
+
+/// [`pace_first`] for a fn bound to a `const` or `static` policy:
+/// `GUARDED` is whether the policy names a guard, read at compile time,
+/// and then the error type must be able to say a guard refused the call
+/// (see [`pace_first_refusable`]). The macro spans the call on the
+/// policy's path.
+#[inline]
+pub async fn pace_first_if<O: RetryResult, const GUARDED: bool>(
+    engine: &mut Engine<'_>,
+) -> Option<O>
+where
+    O::Error: RefusableIf<GUARDED>,
+{
+    pace_first(engine).await
+}
+
+/// [`pace_first_if`] for a blocking call.
+#[inline]
+pub fn pace_first_blocking_if<O: RetryResult, const GUARDED: bool>(
+    engine: &mut Engine<'_>,
+) -> Option<O>
+where
+    O::Error: RefusableIf<GUARDED>,
+{
+    pace_first_blocking(engine)
+}
+
+/// Holds for every type when `GUARDED` is false, and for a
+/// [`Refusable`](crate::Refusable) one when it is true: the bound of
+/// [`pace_first_if`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot say a guard refused the call, so the policy's guards could not stop its first attempt",
+    label = "this policy has a guard, which may refuse a call before its first attempt",
+    note = "add a variant `#[classify(refused)] Refused(tenacious::Refused)` to the error type: a call the guard stops returns it, sending nothing"
+)]
+pub trait RefusableIf<const GUARDED: bool> {}
+
+impl<E: ?Sized> RefusableIf<false> for E {}
+
+impl<E: crate::Refusable + ?Sized> RefusableIf<true> for E {}
+
 /// The call's result when a guard refused its first attempt.
 #[cold]
 fn refused<O: RetryResult>(

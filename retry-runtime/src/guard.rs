@@ -37,8 +37,13 @@ use crate::{ErrorClass, RetryBudget, Signals, StopReason};
 ///   before the deadline, stops the call with no attempt when its error
 ///   type can say it was refused ([`Classify::refused`](crate::Classify::refused)):
 ///   it returns that error made from a [`Refused`](crate::Refused).
-///   Otherwise there is no error to return, and the call makes its
-///   attempt: the refusal is taken as [`Admit::Go`], the wait skipped.
+///   A `#[retry]` fn naming a guard (by its key, or through a `const` or
+///   `static` policy that has one) must have such an error type
+///   ([`Refusable`](crate::Refusable)): it is a compile error otherwise.
+///   A [`Policy`](crate::Policy) loop run by hand, and a fn bound to a
+///   policy by name or through a generic path, on an error type that
+///   cannot say it has no error to return, and makes its attempt: the
+///   refusal is taken as [`Admit::Go`], the wait skipped.
 /// - **When a retry is decided**, after an attempt failed with an error the
 ///   policy retries and the engine's own checks passed (class, `when`,
 ///   `max`, the hint, the deadline), before `notify` and before the wait:

@@ -820,6 +820,8 @@ impl Classify for HttpError {
     }
 }
 
+impl crate::Refusable for HttpError {}
+
 impl From<StatusCode> for HttpError {
     fn from(status: StatusCode) -> Self {
         Self::new(status)

@@ -148,7 +148,7 @@ pub use key::{IdempotencyKey, ParseKeyError};
 pub use limits::Limits;
 pub use nested::Nested;
 pub use policy::Policy;
-pub use refused::Refused;
+pub use refused::{Refusable, Refused};
 pub use retry_on::RetryOn;
 pub use signals::Signals;
 pub use stop::StopReason;
@@ -168,10 +168,11 @@ pub mod __private {
     pub use crate::engine::Engine;
     pub use crate::failure::Provenance;
     pub use crate::glue::{
-        ByError, ByFailure, ElapsedInto, ElapsedNot, FallbackFn, OutputOf, bounded, fall_back,
-        fall_back_failure, pace_first, pace_first_blocking, policy_has_guards, policy_has_timeout,
-        resume, resume_failure, step, step_failure, step_failure_held, step_held, timed_out,
-        timed_out_as, wants_pace,
+        ByError, ByFailure, ElapsedInto, ElapsedNot, FallbackFn, OutputOf, RefusableIf, bounded,
+        fall_back, fall_back_failure, pace_first, pace_first_blocking, pace_first_blocking_if,
+        pace_first_blocking_refusable, pace_first_if, pace_first_refusable, policy_has_guards,
+        policy_has_timeout, resume, resume_failure, step, step_failure, step_failure_held,
+        step_held, timed_out, timed_out_as, wants_pace,
     };
     pub use crate::hooks::{CheckFn, NotifyFn, RetryResult, WhenFn, always, checked, ignore};
     pub use crate::pace::{pace, pace_blocking};
@@ -180,7 +181,8 @@ pub mod __private {
     pub use crate::stream::{Captures, RetriedStream, StreamOutput, port as stream_port};
     pub use crate::when_by_ref::{WhenByRef, when};
     pub use crate::{
-        Classify, ErrorClass, Jitter, Limits, Nested, Policy, RetryEvent, RetryOn, Signals,
+        Classify, ErrorClass, Jitter, Limits, Nested, Policy, Refusable, RetryEvent, RetryOn,
+        Signals,
     };
     pub use ::core::ops::ControlFlow;
     pub use ::core::option::Option;

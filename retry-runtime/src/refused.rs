@@ -14,8 +14,10 @@ use crate::{Classify, ErrorClass, StopReason};
 /// error type made from this one, if the type says how
 /// ([`Classify::refused`]: `io::Error`, `HttpError` and `Failure<E>` of
 /// such an `E` do, and so does an enum deriving `Classify` with a
-/// `#[classify(refused)]` variant holding the `Refused`). An error type that cannot say
-/// it makes its first attempt anyway, and its guards refuse only retries.
+/// `#[classify(refused)]` variant holding the `Refused`); such a type is
+/// [`Refusable`]. `#[retry]` refuses to compile a guard key (`breaker`,
+/// `cooldown`, `throttle`, `guard`) on a fn whose error type is not, since
+/// the guard could not stop its first attempt.
 ///
 /// Classified [`Transient`](ErrorClass::Transient) (the guard expects to
 /// let calls through again), with a hint for the model to take another
@@ -80,3 +82,49 @@ impl Classify for Refused {
         Some(|refused| refused)
     }
 }
+
+/// An error type that can say a guard refused a call before its first
+/// attempt: its [`Classify::refused`] returns `Some`.
+///
+/// `#[retry]` asks for it of the error type of a fn that names a guard
+/// (`breaker`, `cooldown`, `throttle` or `guard`): without it an open
+/// breaker, a cooldown or a throttle could refuse only the call's retries,
+/// and a `max = 1` call would walk past them. `#[derive(Classify)]`
+/// implements it for a type with a `#[classify(refused)]` variant;
+/// `io::Error`, `HttpError` (feature `http`), `Refused`, the adapters'
+/// errors and `Failure<E>` of such an `E` implement it too. Implement it
+/// by hand only beside a `Classify::refused` that returns `Some`.
+///
+/// ```
+/// use tenacious::{Breaker, Classify, Refused, Refusable, retry};
+///
+/// #[derive(Debug, Classify)]
+/// enum ToolError {
+///     #[classify(transient)]
+///     Timeout,
+///     #[classify(refused)]
+///     Refused(Refused),
+/// }
+///
+/// fn refusable<E: Refusable>() {}
+/// refusable::<ToolError>();
+///
+/// static PROVIDER: Breaker = Breaker::new();
+///
+/// #[retry(max = 1, breaker = PROVIDER)]
+/// async fn call() -> Result<u32, ToolError> {
+///     Ok(1)
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot say a guard refused the call, so the guard could not stop its first attempt",
+    label = "this guard may refuse a call before its first attempt",
+    note = "add a variant `#[classify(refused)] Refused(tenacious::Refused)` to the error type: a call the guard stops returns it, sending nothing"
+)]
+pub trait Refusable: Classify {}
+
+impl Refusable for Refused {}
+
+impl Refusable for std::io::Error {}
+
+impl<E: Refusable> Refusable for crate::Failure<E> {}

@@ -166,6 +166,17 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
         }
     };
 
+    // A type with a `refused` variant can say a guard refused a call, so
+    // `#[retry]` lets a guard stop its first attempt.
+    let refusable = cases
+        .iter()
+        .any(|case| matches!(case.answer, Answer::Refused(_)))
+        .then(|| {
+            quote! {
+                #[automatically_derived]
+                impl #impl_generics #private::Refusable for #ty #ty_generics #where_clause {}
+            }
+        });
     quote! {
         // Absolute paths keep the user's imports from changing what the impl
         // means; older compilers flag them as unused qualifications. A
@@ -175,6 +186,7 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
         impl #impl_generics #private::Classify for #ty #ty_generics #where_clause {
             #methods
         }
+        #refusable
     }
 }
 

@@ -101,11 +101,34 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     let first_output = local("refused");
     let ret_first = ret(&first_output);
     let ret_output = ret(&output);
+    // A guard written in the attribute may refuse the first attempt: the
+    // fn's error type must be able to say so (`Refusable`), asked of it on
+    // the first such guard's path.
+    let refusal_span = args
+        .statics()
+        .find(|(name, _)| *name != "budget")
+        .map(|(_, path)| first_and_last_span(path).0);
     let pace_first = guarded.then(|| {
-        let first = if shape.is_async {
-            quote!(#private::pace_first(&mut #engine).await)
-        } else {
-            quote!(#private::pace_first_blocking(&mut #engine))
+        let first = match (shape.is_async, refusal_span) {
+            (true, None) => quote!(#private::pace_first(&mut #engine).await),
+            (false, None) => quote!(#private::pace_first_blocking(&mut #engine)),
+            (is_async, Some(span)) => {
+                // The whole call on the guard's path, so the error for its
+                // bound is reported there and nowhere else.
+                let span = Span::call_site().located_at(span);
+                let glue = if is_async {
+                    quote!(#private::pace_first_refusable)
+                } else {
+                    quote!(#private::pace_first_blocking_refusable)
+                };
+                let glue = respan(glue, span);
+                let call = quote_spanned!(span=> #glue(&mut #engine));
+                if is_async {
+                    quote_spanned!(span=> #call.await)
+                } else {
+                    call
+                }
+            }
         };
         let pace_first = quote! {
             if let #private::Option::Some(#first_output) = #first {
@@ -119,8 +142,42 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         match &args.policy {
             // Read through the same `Policy::named(PATH)`, spanned alike,
             // so a path that is no `Policy` is the one error it is.
-            Some(PolicyArg::Path(_)) if !keyed_guards => {
+            Some(PolicyArg::Path(path)) if !keyed_guards => {
                 let base = policy_base(args, &private);
+                // The policy's guards may refuse the first attempt too: the
+                // error type must be `Refusable` when it has one, asked
+                // through a const argument on the path. A const argument
+                // cannot name a generic parameter (`Self::POLICY`, `T::P`):
+                // such a path is read at run time, as a policy bound by
+                // name is, and its first attempt is made if the type
+                // cannot say it was refused.
+                let pace_first = if names_generic(path, &func.sig.generics) {
+                    pace_first
+                } else {
+                    let (span, _) = first_and_last_span(path);
+                    let span = Span::call_site().located_at(span);
+                    let glue = respan(
+                        if shape.is_async {
+                            quote!(#private::pace_first_if)
+                        } else {
+                            quote!(#private::pace_first_blocking_if)
+                        },
+                        span,
+                    );
+                    let call = quote_spanned! {span=>
+                        #glue::<_, { #private::policy_has_guards(&#base) }>(&mut #engine)
+                    };
+                    let first = if shape.is_async {
+                        quote_spanned!(span=> #call.await)
+                    } else {
+                        call
+                    };
+                    quote! {
+                        if let #private::Option::Some(#first_output) = #first {
+                            return #ret_first;
+                        }
+                    }
+                };
                 quote! {
                     if const { #private::policy_has_guards(&#base) } {
                         #pace_first
@@ -556,6 +613,19 @@ fn fingerprint(sig: &syn::Signature, private: &TokenStream) -> TokenStream {
 /// The policy the keys override: `Policy::new()`, or the one `policy =
 /// PATH` names (spanned on its path, so a path that is no `const Policy`
 /// is reported there).
+/// Whether `path` starts at `Self` or at one of the fn's generic
+/// parameters, which a const argument cannot name.
+fn names_generic(path: &syn::ExprPath, generics: &syn::Generics) -> bool {
+    let Some(first) = path.path.segments.first() else {
+        return false;
+    };
+    path.qself.is_some()
+        || first.ident == "Self"
+        || generics
+            .type_params()
+            .any(|param| param.ident == first.ident)
+}
+
 fn policy_base(args: &Args, private: &TokenStream) -> TokenStream {
     match &args.policy {
         Some(PolicyArg::Path(path)) => {

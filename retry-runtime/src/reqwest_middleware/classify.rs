@@ -81,6 +81,8 @@ impl Classify for Error {
     }
 }
 
+impl crate::Refusable for Error {}
+
 /// The error `error` holds that this crate classifies, if any.
 fn known(error: &Error) -> Option<&dyn Classify> {
     match error {
@@ -179,6 +181,8 @@ impl Classify for Failed {
         })
     }
 }
+
+impl crate::Refusable for Failed {}
 
 impl From<Elapsed> for Failed {
     fn from(elapsed: Elapsed) -> Self {

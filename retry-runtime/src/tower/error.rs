@@ -121,6 +121,8 @@ impl<E: Classify> Classify for Error<E> {
     }
 }
 
+impl<E: Classify> crate::Refusable for Error<E> {}
+
 impl<E: Classify> Error<E> {
     fn as_dyn(&self) -> &dyn Classify {
         match self {

@@ -10,7 +10,12 @@ impl Classify for Flaky {
     fn classify(&self) -> ErrorClass {
         ErrorClass::Transient
     }
+    fn refused() -> Option<fn(tenacious::Refused) -> Self> {
+        Some(|_| Flaky)
+    }
 }
+
+impl tenacious::Refusable for Flaky {}
 
 #[retry(breaker = tenacious::Breaker::new())]
 async fn constructed() -> Result<(), Flaky> {

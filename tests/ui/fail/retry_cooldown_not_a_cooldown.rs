@@ -9,7 +9,12 @@ impl Classify for Flaky {
     fn classify(&self) -> ErrorClass {
         ErrorClass::Transient
     }
+    fn refused() -> Option<fn(tenacious::Refused) -> Self> {
+        Some(|_| Flaky)
+    }
 }
+
+impl tenacious::Refusable for Flaky {}
 
 #[retry(cooldown = "PROVIDER")]
 async fn quoted() -> Result<(), Flaky> {

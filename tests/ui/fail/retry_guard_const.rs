@@ -11,7 +11,12 @@ impl Classify for Flaky {
     fn classify(&self) -> ErrorClass {
         ErrorClass::Transient
     }
+    fn refused() -> Option<fn(tenacious::Refused) -> Self> {
+        Some(|_| Flaky)
+    }
 }
+
+impl tenacious::Refusable for Flaky {}
 
 #[derive(Debug)]
 struct Quota(AtomicU32);

@@ -9,7 +9,12 @@ impl Classify for Flaky {
     fn classify(&self) -> ErrorClass {
         ErrorClass::Transient
     }
+    fn refused() -> Option<fn(tenacious::Refused) -> Self> {
+        Some(|_| Flaky)
+    }
 }
+
+impl tenacious::Refusable for Flaky {}
 
 static LIMIT: u32 = 500;
 

@@ -16,7 +16,12 @@ impl Classify for Flaky {
     fn classify(&self) -> ErrorClass {
         ErrorClass::Transient
     }
+    fn refused() -> Option<fn(tenacious::Refused) -> Self> {
+        Some(|_| Flaky)
+    }
 }
+
+impl tenacious::Refusable for Flaky {}
 
 impl From<Elapsed> for Flaky {
     fn from(_: Elapsed) -> Self {
