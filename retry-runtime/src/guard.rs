@@ -130,6 +130,18 @@ pub trait Guard: Send + Sync + fmt::Debug {
         Box::pin(std::future::ready(Admit::Go))
     }
 
+    /// How long after `next.now` this guard would admit the attempt
+    /// `next` it has just refused ([`Admit::Stop`]), if it can tell: what
+    /// the refusal tells the caller (the [`Refused`](crate::Refused), the
+    /// [`Failure`](crate::Failure), and with feature `agent` the
+    /// observation and the task guard's verdict), so that a caller which
+    /// obeys it does not call again at once. Asked only after a refusal,
+    /// off the happy path. Default: `None` (it cannot tell).
+    fn retry_in(&self, next: &NextAttempt) -> Option<Duration> {
+        let _ = next;
+        None
+    }
+
     /// The guard's statistics record, if it keeps one: registered when a
     /// call first asks the guard, and listed by
     /// [`stats::snapshot`](crate::stats::snapshot) in its guards table.
