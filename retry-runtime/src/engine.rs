@@ -376,7 +376,10 @@ impl<'p> Engine<'p> {
                 self.attempts,
                 AttemptResult::Failure {
                     class,
-                    hint,
+                    // No longer than a call of this policy would wait: a
+                    // hint it refuses (`HintTooLong`) must not close a
+                    // shared cooldown beyond that.
+                    hint: hint.map(|hint| hint.min(self.policy.get_max_retry_after())),
                     timed_out: self.has(TIMED_OUT),
                 },
                 error.signals(),

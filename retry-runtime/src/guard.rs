@@ -234,7 +234,10 @@ pub enum AttemptResult {
     Failure {
         /// Its error's class.
         class: ErrorClass,
-        /// The error's server hint, if any.
+        /// The error's server hint, if any, held to the policy's
+        /// `max_retry_after`: no guard hears of a wait longer than a call
+        /// of the policy would make (a longer hint stops the call with
+        /// [`StopReason::HintTooLong`]).
         hint: Option<Duration>,
         /// Whether it ran out of the call's `timeout`.
         timed_out: bool,
