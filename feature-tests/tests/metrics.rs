@@ -337,3 +337,34 @@ fn a_stream_reports_its_first_item_stalls_resumes_and_partial_failures() {
     assert_eq!(stats.stalls_of(Limit::Idle), 2);
     assert_eq!(stats.partial_failures(), 2);
 }
+
+static SHUT: tenacious::Breaker = tenacious::Breaker::new().min_throughput(2);
+
+#[test]
+fn a_call_refused_before_its_first_attempt_counts_as_refused_and_given_up() {
+    static REFUSED: CallStats = CallStats::new("refused");
+    let policy = Policy::new().max(1).breaker(&SHUT).stats(&REFUSED);
+    let timed_out = || std::io::Error::from(std::io::ErrorKind::TimedOut);
+    for _ in 0..2 {
+        let _ = policy.retry_blocking(|| Err::<(), _>(timed_out()));
+    }
+    let (_, metrics) = recorded(|| {
+        let _ = policy.retry_blocking(|| Ok::<_, std::io::Error>(()));
+    });
+    let labels = "fn=refused,reason=circuit_open";
+    assert_eq!(
+        metrics.get(&format!("tenacious_refused_total{{{labels}}}")),
+        Some(&Value::Counter(1)),
+        "{metrics:?}"
+    );
+    assert_eq!(
+        metrics.get(&format!("tenacious_gave_up_total{{{labels}}}")),
+        Some(&Value::Counter(1))
+    );
+    assert!(
+        !metrics.contains_key("tenacious_attempts_total{fn=refused}"),
+        "no attempt: {metrics:?}"
+    );
+    let row = REFUSED.snapshot();
+    assert_eq!((row.calls(), row.refused(), row.attempts()), (3, 1, 2));
+}

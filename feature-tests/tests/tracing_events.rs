@@ -404,3 +404,34 @@ fn a_streams_commit_stalls_resume_and_partial_failure_are_events_naming_it() {
     assert_eq!((stats.partial_failures(), stats.partial_items()), (1, 5));
     assert_eq!(stats.first_item_max(), Some(Duration::from_millis(1_250)));
 }
+
+static SHUT: tenacious::Breaker = tenacious::Breaker::new().min_throughput(2);
+
+#[test]
+fn a_call_refused_before_its_first_attempt_is_a_give_up_of_no_attempt() {
+    static REFUSED: CallStats = CallStats::new("refused");
+    let policy = Policy::new().max(1).breaker(&SHUT).stats(&REFUSED);
+    let timed_out = || std::io::Error::from(std::io::ErrorKind::TimedOut);
+    for _ in 0..2 {
+        let _ = policy.retry_blocking(|| Err::<(), _>(timed_out()));
+    }
+    let (result, events) =
+        Capture::during(|| policy.retry_blocking(|| Ok::<_, std::io::Error>(())));
+    assert!(result.is_err(), "the open breaker refused it");
+    let gave_up: Vec<&Captured> = events
+        .iter()
+        .filter(|e| e.fields.get("message") == Some(&Value::Other("gave up".into())))
+        .collect();
+    assert_eq!(gave_up.len(), 1, "{events:?}");
+    let event = gave_up[0];
+    // A refusal gives up at its reason's level, as any give-up.
+    assert_eq!(event.level, Level::WARN);
+    assert_eq!(
+        (event.str("fn"), event.u64("attempt"), event.str("reason")),
+        ("refused", 0, "circuit_open")
+    );
+    assert_eq!(
+        event.fields.get("refused"),
+        Some(&Value::Other("true".into()))
+    );
+}

@@ -744,13 +744,14 @@ impl<'p> Engine<'p> {
         if has_guards(self.policy) {
             self.tell_guards_but(attempt, AttemptResult::NotMade, Signals::NONE, refused_by);
         }
-        // A call refused before its first attempt made none: the guard
-        // that refused it counts it (its record's `stopped`), and the fn's
-        // record does not, so its calls never outnumber its attempts.
-        if let Some(stats) = self.policy.get_stats()
-            && self.attempts > 0
-        {
-            observe::late_give_up(stats, self.attempts, self.max(), self.elapsed(), reason);
+        // A call refused before its first attempt made none: counted as a
+        // call, `refused`, beside the guard's own count (its `stopped`).
+        if let Some(stats) = self.policy.get_stats() {
+            if self.attempts > 0 {
+                observe::late_give_up(stats, self.attempts, self.max(), self.elapsed(), reason);
+            } else {
+                observe::refused(stats, self.max(), self.elapsed(), reason);
+            }
         }
         #[cfg(feature = "tracing")]
         self.spans.stopped_before_attempt(self.attempts, reason);

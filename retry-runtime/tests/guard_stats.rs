@@ -91,11 +91,16 @@ async fn each_guard_counts_its_waits_stops_and_changes_under_its_name() {
         (anthropic.waits, anthropic.stopped, anthropic.changes),
         (0, 1, 1)
     );
-    // The refused call made no attempt: the breaker counts it, the fn's
-    // record does not (its calls never outnumber its attempts).
+    // The refused call made no attempt: the breaker counts it, and the
+    // fn's record counts it as a call, refused.
     let breaking = snapshot.get("breaking").expect("the fn's row");
-    assert_eq!((breaking.calls(), breaking.attempts()), (4, 4));
-    assert_eq!(breaking.gave_up(StopReason::CircuitOpen), 0);
+    assert_eq!(
+        (breaking.calls(), breaking.attempts(), breaking.refused()),
+        (5, 4, 1)
+    );
+    assert_eq!(breaking.gave_up(StopReason::CircuitOpen), 1);
+    assert_eq!(breaking.mean_attempts(), Some(1.0));
+    assert_eq!(breaking.retries(), 0);
     let table = snapshot.to_string();
     assert!(table.contains("guard"), "{table}");
     assert!(

@@ -86,6 +86,23 @@ pub(super) fn late_give_up(
     );
 }
 
+/// A guard refused a call before its first attempt: the give-up's event,
+/// with `attempt = 0` and `refused = true`, at the level of its reason.
+pub(super) fn refused(name: &'static str, max: u32, elapsed: Option<Duration>, reason: StopReason) {
+    let level = super::levels::give_up_levels().of_reason(reason);
+    event_at!(
+        level,
+        target: "tenacious",
+        r#fn = name,
+        attempt = 0_u32,
+        max = max,
+        elapsed_ms = elapsed_ms(elapsed),
+        reason = reason.label(),
+        refused = true,
+        "gave up",
+    );
+}
+
 /// A stream committed: its first content item came `after` the start of
 /// its attempt.
 pub(super) fn stream_first_item(name: &'static str, after: Duration) {

@@ -7,6 +7,7 @@
 //! | `tenacious_errors_total` | counter | `fn`, `class`, `variant` | failed attempt |
 //! | `tenacious_retries_total` | counter | `fn`, `class`, `variant` (of the error retried) | retry |
 //! | `tenacious_gave_up_total` | counter | `fn`, `reason` | call that returned an error |
+//! | `tenacious_refused_total` | counter | `fn`, `reason` | call a guard refused before its first attempt (also in `tenacious_gave_up_total`) |
 //! | `tenacious_attempts_per_call` | histogram | `fn` | call that returned |
 //! | `tenacious_fallbacks_total` | counter | `fn` | give-up a `fallback` answered |
 //! | `tenacious_stream_first_item_seconds` | histogram | `fn` | stream that committed (its time to first item) |
@@ -107,6 +108,18 @@ pub(super) fn late_give_up(stats: &'static CallStats, attempts: u32, reason: Sto
         recorder
             .register_histogram(&keys.per_call, &METADATA)
             .record(f64::from(attempts));
+    });
+}
+
+pub(super) fn refused(stats: &'static CallStats, reason: StopReason) {
+    let keys = stats.metrics.keys();
+    with_recorder(|recorder| {
+        recorder
+            .register_counter(&keys.gave_up[reason.index()], &METADATA)
+            .increment(1);
+        recorder
+            .register_counter(&keys.refused[reason.index()], &METADATA)
+            .increment(1);
     });
 }
 

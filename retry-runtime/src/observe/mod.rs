@@ -96,6 +96,24 @@ pub(crate) fn late_give_up(
     let _ = (max, elapsed);
 }
 
+/// A guard refused a call before its first attempt, for `reason`: a call
+/// that made no attempt and gave up.
+#[cold]
+pub(crate) fn refused(
+    stats: &'static CallStats,
+    max: u32,
+    elapsed: Option<Duration>,
+    reason: StopReason,
+) {
+    stats.count_refused(reason);
+    #[cfg(feature = "tracing")]
+    events::refused(stats.name(), max, elapsed, reason);
+    #[cfg(feature = "metrics")]
+    metrics::refused(stats, reason);
+    #[cfg(not(feature = "tracing"))]
+    let _ = (max, elapsed);
+}
+
 /// A retried stream committed: its first content item came `after` the
 /// start of the attempt that delivered it.
 #[cold]

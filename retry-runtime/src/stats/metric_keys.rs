@@ -15,6 +15,7 @@ const ATTEMPTS_TOTAL: &str = "tenacious_attempts_total";
 const ERRORS_TOTAL: &str = "tenacious_errors_total";
 const RETRIES_TOTAL: &str = "tenacious_retries_total";
 const GAVE_UP_TOTAL: &str = "tenacious_gave_up_total";
+const REFUSED_TOTAL: &str = "tenacious_refused_total";
 const ATTEMPTS_PER_CALL: &str = "tenacious_attempts_per_call";
 const STREAM_FIRST_ITEM_SECONDS: &str = "tenacious_stream_first_item_seconds";
 const STREAM_STALLS_TOTAL: &str = "tenacious_stream_stalls_total";
@@ -40,6 +41,8 @@ pub(crate) struct RecordKeys {
     pub(crate) per_call: Key,
     /// By [`StopReason::index`].
     pub(crate) gave_up: [Key; StopReason::ALL.len()],
+    /// `tenacious_refused_total`, by [`StopReason::index`].
+    pub(crate) refused: [Key; StopReason::ALL.len()],
     /// The errors and retries of the errors that found no slot, by class.
     pub(crate) other: [ErrorKeys; 4],
     /// `tenacious_stream_first_item_seconds`.
@@ -109,6 +112,9 @@ impl RecordMetrics {
             per_call: Key::from_static_parts(ATTEMPTS_PER_CALL, &self.by_fn),
             gave_up: std::array::from_fn(|i| {
                 Key::from_static_parts(GAVE_UP_TOTAL, &self.by_reason[i])
+            }),
+            refused: std::array::from_fn(|i| {
+                Key::from_static_parts(REFUSED_TOTAL, &self.by_reason[i])
             }),
             other: std::array::from_fn(|i| ErrorKeys::new(&self.other_by_class[i])),
             first_item: Key::from_static_parts(STREAM_FIRST_ITEM_SECONDS, &self.by_fn),

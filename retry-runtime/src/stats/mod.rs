@@ -46,9 +46,9 @@
 //! printing
 //!
 //! ```text
-//! fn      calls  attempts  retried  recovered  retry rate  retry success  mean attempts  gave up
-//! lookup      4         6        2          2       50.0%         100.0%           1.50  0
-//! total       4         6        2          2       50.0%         100.0%           1.50  0
+//! fn      calls  attempts  retried  recovered  retry rate  retry success  mean attempts  refused  gave up
+//! lookup      4         6        2          2       50.0%         100.0%           1.50        0  0
+//! total       4         6        2          2       50.0%         100.0%           1.50        0  0
 //!
 //! fn      class      errors   share  variants
 //! lookup  transient       2  100.0%  TimedOut 2
@@ -61,8 +61,8 @@
 //! interleave with the calls ending, every row (and the total) satisfies
 //!
 //! - `retried <= calls` and `recovered <= retried`,
-//! - `recovered + gave_up_total <= calls`,
-//! - `calls <= attempts`, and `retries >= retried`,
+//! - `recovered + gave_up_total <= calls`, `refused <= gave_up_total`,
+//! - `calls - refused <= attempts`, and `retries >= retried`,
 //!
 //! so the retry rate and the retry success rate stay within 0 and 100 %,
 //! and mean attempts at 1 or more. A call that ends meanwhile may be
@@ -85,9 +85,11 @@
 //! `Release`, and a snapshot reads the sum first, with `Acquire`.
 //!
 //! A call a provider guard refused before its first attempt (an open
-//! breaker, a cooldown it could not wait for) made no attempt, and is not
-//! counted here: the guard counts it, in its row of [`Snapshot::guards`]
-//! (`stopped`).
+//! breaker, a cooldown it could not wait for) made no attempt, and is
+//! counted as a call and in [`FnStats::refused`] (and by its reason in
+//! `gave up`), so `calls` is the load callers put on the fn; the guard
+//! counts it too, in its row of [`Snapshot::guards`] (`stopped`). The
+//! retry rate and mean attempts are of the calls that made an attempt.
 //!
 //! The same record feeds the `tracing` events and the `metrics` of the
 //! features of those names: a call without a record (a `#[retry(stats =

@@ -72,6 +72,9 @@ pub struct CallStats {
     variants: [VariantSlot; VARIANT_SLOTS],
     /// Errors that found no free slot, by class.
     other: [AtomicU64; 4],
+    /// Calls a guard refused before their first attempt (each also in
+    /// `calls` and `gave_up`).
+    refused: AtomicU64,
     /// Calls whose give-up a `fallback` answered.
     fallbacks: AtomicU64,
     /// Retried streams that committed (delivered their first content item).
@@ -146,6 +149,7 @@ impl CallStats {
             gave_up: [const { AtomicU64::new(0) }; StopReason::ALL.len()],
             variants: [const { VariantSlot::new() }; VARIANT_SLOTS],
             other: [const { AtomicU64::new(0) }; 4],
+            refused: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
             streams: AtomicU64::new(0),
             first_item_nanos: AtomicU64::new(0),
@@ -185,6 +189,10 @@ impl CallStats {
         let recovered = self.recovered.load(Acquire);
         let retried = self.retried.load(Acquire);
         let calls = self.calls.load(Acquire);
+        // Read after `calls`, which a refused call counts after it: every
+        // refused call in `calls` is in `refused`, so the calls that made
+        // an attempt (`calls - refused`) never outnumber the attempts.
+        let refused = self.refused.load(Relaxed);
         let attempts = self.attempts.load(Relaxed);
         // A clean call adds one to both calls and attempts: one value
         // read for both keeps them in step.
@@ -220,6 +228,7 @@ impl CallStats {
         )
         .with_streams(self.stream_counts())
         .with_fallbacks(self.fallbacks.load(Relaxed))
+        .with_refused(refused.min(calls))
     }
 
     /// The stream counters now. The sum of the times to first item is read
@@ -257,6 +266,7 @@ impl CallStats {
             &self.attempts,
             &self.retried,
             &self.recovered,
+            &self.refused,
             &self.fallbacks,
             &self.streams,
             &self.first_item_nanos,
@@ -303,6 +313,16 @@ impl CallStats {
     pub(crate) fn count_give_up(&'static self, attempts: u32, reason: StopReason) {
         self.join();
         self.count_end(attempts);
+        self.gave_up[reason.index()].fetch_add(1, Release);
+    }
+
+    /// Counts a call a guard refused, for `reason`, before its first
+    /// attempt: a call of no attempt, given up. `refused` first, so a
+    /// snapshot that sees the call sees it refused (see `snapshot`).
+    pub(crate) fn count_refused(&'static self, reason: StopReason) {
+        self.join();
+        self.refused.fetch_add(1, Relaxed);
+        self.count_end(0);
         self.gave_up[reason.index()].fetch_add(1, Release);
     }
 

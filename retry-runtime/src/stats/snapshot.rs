@@ -88,6 +88,7 @@ pub struct FnStats {
     errors: Vec<ErrorCount>,
     stream: StreamCounts,
     fallbacks: u64,
+    refused: u64,
 }
 
 /// A record's stream counters, as read by a snapshot.
@@ -148,6 +149,7 @@ impl FnStats {
             errors: Vec::new(),
             stream: StreamCounts::default(),
             fallbacks: 0,
+            refused: 0,
         };
         stats.add_errors(&errors);
         stats
@@ -175,6 +177,56 @@ impl FnStats {
         self.fallbacks
     }
 
+    /// The same counts, with `refused` of the calls refused before their
+    /// first attempt.
+    pub(super) const fn with_refused(mut self, refused: u64) -> Self {
+        self.refused = refused;
+        self
+    }
+
+    /// Calls a guard refused before their first attempt (an open breaker,
+    /// a cooldown or a throttle the call could not wait for, a guard of
+    /// your own): they sent nothing, made no attempt, and are counted in
+    /// [`calls`](FnStats::calls) and, by why they stopped, in
+    /// [`gave_up`](FnStats::gave_up) too. The load a fn put on its callers
+    /// is `calls`; on the provider, `calls - refused`.
+    ///
+    /// ```
+    /// use std::io;
+    /// use tenacious::{Admit, Guard, NextAttempt, Outcome, Policy, StopReason};
+    /// use tenacious::stats::CallStats;
+    ///
+    /// #[derive(Debug)]
+    /// struct Shut;
+    /// impl Guard for Shut {
+    ///     fn admit(&self, _: &NextAttempt) -> Admit {
+    ///         Admit::Stop(StopReason::CircuitOpen)
+    ///     }
+    ///     fn observe(&self, _: &Outcome) {}
+    /// }
+    /// static SHUT: Shut = Shut;
+    /// static TOOL: CallStats = CallStats::new("tool");
+    /// const POLICY: Policy = Policy::new().guard(&SHUT).stats(&TOOL);
+    ///
+    /// let result = POLICY.retry_blocking(|| Ok::<_, io::Error>(1));
+    /// assert!(result.is_err());
+    /// let stats = TOOL.snapshot();
+    /// assert_eq!((stats.calls(), stats.refused(), stats.attempts()), (1, 1, 0));
+    /// assert_eq!(stats.gave_up(StopReason::CircuitOpen), 1);
+    /// assert_eq!(stats.mean_attempts(), None);
+    /// ```
+    #[must_use]
+    pub const fn refused(&self) -> u64 {
+        self.refused
+    }
+
+    /// Calls that made at least one attempt: [`calls`](FnStats::calls)
+    /// but the [`refused`](FnStats::refused) ones.
+    #[must_use]
+    pub const fn sent(&self) -> u64 {
+        self.calls.saturating_sub(self.refused)
+    }
+
     /// The same counts, with `stream` for the stream counters.
     pub(super) const fn with_streams(mut self, stream: StreamCounts) -> Self {
         self.stream = stream;
@@ -188,7 +240,8 @@ impl FnStats {
         self.name
     }
 
-    /// Calls that returned, successfully or not.
+    /// Calls that returned, successfully or not, the
+    /// [`refused`](FnStats::refused) ones included.
     #[must_use]
     pub const fn calls(&self) -> u64 {
         self.calls
@@ -203,7 +256,7 @@ impl FnStats {
     /// Retries those calls made: attempts beyond each call's first.
     #[must_use]
     pub const fn retries(&self) -> u64 {
-        self.attempts.saturating_sub(self.calls)
+        self.attempts.saturating_sub(self.sent())
     }
 
     /// Calls that retried at least once.
@@ -272,11 +325,12 @@ impl FnStats {
         ratio(count, self.error_total())
     }
 
-    /// Retry rate: the share of calls that retried at least once; `None`
-    /// before any call returned.
+    /// Retry rate: the share of calls that retried at least once, among
+    /// those that made an attempt ([`sent`](FnStats::sent)); `None` before
+    /// any such call returned.
     #[must_use]
     pub fn retry_rate(&self) -> Option<f64> {
-        ratio(self.retried, self.calls)
+        ratio(self.retried, self.sent())
     }
 
     /// Retry success rate: the share of calls that retried and then
@@ -286,10 +340,12 @@ impl FnStats {
         ratio(self.recovered, self.retried)
     }
 
-    /// Mean attempts per call; `None` before any call returned.
+    /// Mean attempts per call that made one ([`sent`](FnStats::sent)), so
+    /// refused calls do not hide a retry storm; `None` before any such
+    /// call returned.
     #[must_use]
     pub fn mean_attempts(&self) -> Option<f64> {
-        ratio(self.attempts, self.calls)
+        ratio(self.attempts, self.sent())
     }
 
     /// Retried streams that committed: that delivered their first content
@@ -445,6 +501,7 @@ impl FnStats {
         self.attempts = self.attempts.saturating_add(other.attempts);
         self.retried = self.retried.saturating_add(other.retried);
         self.recovered = self.recovered.saturating_add(other.recovered);
+        self.refused = self.refused.saturating_add(other.refused);
         for (sum, n) in self.gave_up.iter_mut().zip(other.gave_up) {
             *sum = sum.saturating_add(n);
         }
@@ -586,6 +643,7 @@ impl fmt::Display for Snapshot {
             ("retry rate", Align::Right),
             ("retry success", Align::Right),
             ("mean attempts", Align::Right),
+            ("refused", Align::Right),
             ("gave up", Align::Left),
         ]);
         for stats in self.fns.iter().chain([&self.total]) {
@@ -600,6 +658,7 @@ impl fmt::Display for Snapshot {
                 stats
                     .mean_attempts()
                     .map_or_else(|| "-".to_owned(), |m| format!("{m:.2}")),
+                stats.refused.to_string(),
                 gave_up(stats),
             ]);
         }
@@ -846,10 +905,10 @@ mod tests {
             counts("agent::fetch", 10, 10, 0, 0, &[]),
         ]);
         let expected = "\
-fn             calls  attempts  retried  recovered  retry rate  retry success  mean attempts  gave up
-agent::fetch      10        10        0          0        0.0%              -           1.00  0
-agent::search    200       263       52         49       26.0%          94.2%           1.31  3 (exhausted 3)
-total            210       273       52         49       24.8%          94.2%           1.30  3 (exhausted 3)
+fn             calls  attempts  retried  recovered  retry rate  retry success  mean attempts  refused  gave up
+agent::fetch      10        10        0          0        0.0%              -           1.00        0  0
+agent::search    200       263       52         49       26.0%          94.2%           1.31        0  3 (exhausted 3)
+total            210       273       52         49       24.8%          94.2%           1.30        0  3 (exhausted 3)
 
 fn             class         errors  share  variants
 agent::search  transient         43  65.2%  Timeout 40, Reset 3
@@ -865,8 +924,8 @@ total          transient         43  65.2%  Timeout 40, Reset 3
         let snapshot = Snapshot::from_fns([]);
         assert_eq!(
             snapshot.to_string(),
-            "fn     calls  attempts  retried  recovered  retry rate  retry success  mean attempts  gave up\n\
-             total      0         0        0          0           -              -              -  0\n"
+            "fn     calls  attempts  retried  recovered  retry rate  retry success  mean attempts  refused  gave up\n\
+             total      0         0        0          0           -              -              -        0  0\n"
         );
         let total = snapshot.total();
         assert_eq!(
@@ -961,10 +1020,10 @@ total          transient         43  65.2%  Timeout 40, Reset 3
             ),
         ]);
         let expected = "\
-fn            calls  attempts  retried  recovered  retry rate  retry success  mean attempts  gave up
-agent::chat       4         6        2          1       50.0%          50.0%           1.50  1 (exhausted 1)
-agent::fetch     10        10        0          0        0.0%              -           1.00  0
-total            14        16        2          1       14.3%          50.0%           1.14  1 (exhausted 1)
+fn            calls  attempts  retried  recovered  retry rate  retry success  mean attempts  refused  gave up
+agent::chat       4         6        2          1       50.0%          50.0%           1.50        0  1 (exhausted 1)
+agent::fetch     10        10        0          0        0.0%              -           1.00        0  0
+total            14        16        2          1       14.3%          50.0%           1.14        0  1 (exhausted 1)
 
 fn           class      errors   share  variants
 agent::chat  transient       2  100.0%  Idle 2
