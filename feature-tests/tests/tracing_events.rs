@@ -412,9 +412,14 @@ fn a_call_refused_before_its_first_attempt_is_a_give_up_of_no_attempt() {
     static REFUSED: CallStats = CallStats::new("refused");
     let policy = Policy::new().max(1).breaker(&SHUT).stats(&REFUSED);
     let timed_out = || std::io::Error::from(std::io::ErrorKind::TimedOut);
-    for _ in 0..2 {
-        let _ = policy.retry_blocking(|| Err::<(), _>(timed_out()));
-    }
+    // Every call inside a capture: an event's callsite first met with no
+    // subscriber would be cached as uninteresting for the other tests.
+    let (_, opening) = Capture::during(|| {
+        for _ in 0..2 {
+            let _ = policy.retry_blocking(|| Err::<(), _>(timed_out()));
+        }
+    });
+    assert!(!opening.is_empty());
     let (result, events) =
         Capture::during(|| policy.retry_blocking(|| Ok::<_, std::io::Error>(())));
     assert!(result.is_err(), "the open breaker refused it");

@@ -373,11 +373,30 @@ impl Breaker {
         }
     }
 
-    /// Whether it refuses every attempt now ([`BreakerState::Open`]), on
-    /// the system's clock.
+    /// Whether it refuses an attempt now, on the system's clock: while
+    /// [`Open`](BreakerState::Open), and while
+    /// [`HalfOpen`](BreakerState::HalfOpen) with every probe slot out —
+    /// what its decisions say, so `is_open()` is true exactly when a call
+    /// asking now would stop with [`StopReason::CircuitOpen`]. See
+    /// [`is_open_at`](Breaker::is_open_at) for a call's own clock.
     #[must_use]
     pub fn is_open(&self) -> bool {
-        self.state() == BreakerState::Open
+        self.is_open_at(Instant::now())
+    }
+
+    /// [`is_open`](Breaker::is_open) at `now`, an instant of the calls'
+    /// clock (for an async call on tokio's clock,
+    /// `tokio::time::Instant::now().into_std()`).
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use tenacious::Breaker;
+    ///
+    /// assert!(!Breaker::new().is_open_at(Instant::now()));
+    /// ```
+    #[must_use]
+    pub fn is_open_at(&self, now: Instant) -> bool {
+        !self.admits_in_at(now).is_zero()
     }
 
     /// How long from now, on the system's clock, until it may admit an
@@ -391,9 +410,11 @@ impl Breaker {
     /// How long from `now` (an instant of the calls' clock) until it may
     /// admit an attempt again: zero while closed or while a probe slot is
     /// free; the rest of the break while open; while half-open with every
-    /// probe out, a whole [`open_for`](Breaker::open_for) — the soonest a
-    /// new probe goes if they fail (and what frees the slots of probes that
-    /// never report).
+    /// probe out, until those slots are freed, a whole
+    /// [`open_for`](Breaker::open_for) after the break ended — the latest
+    /// it admits again (sooner, at once, if the probes succeed and close
+    /// it; a probe that fails opens it for another `open_for`). What a call
+    /// it refuses is told ([`Guard::retry_in`]).
     ///
     /// ```
     /// use std::time::{Duration, Instant};
@@ -416,7 +437,9 @@ impl Breaker {
         if tag != opened & TAG_MASK || taken < u64::from(self.probes) {
             Duration::ZERO
         } else {
-            self.get_open_for()
+            // `admit_open` frees the slots then.
+            let freed_at = half_open_at.saturating_add(self.open_for);
+            Duration::from_nanos(freed_at.saturating_sub(now))
         }
     }
 
@@ -591,6 +614,11 @@ impl Guard for Breaker {
     /// slot back. Other failures count as nothing. See the type's docs.
     fn record(&self) -> Option<&GuardRecord> {
         Some(&self.record)
+    }
+
+    /// [`admits_in_at`](Breaker::admits_in_at) the attempt's `now`.
+    fn retry_in(&self, next: &NextAttempt) -> Option<Duration> {
+        Some(self.admits_in_at(next.now))
     }
 
     fn observe(&self, outcome: &Outcome) {

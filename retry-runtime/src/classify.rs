@@ -472,14 +472,26 @@ impl Classify for io::Error {
     fn refused() -> Option<fn(crate::Refused) -> Self> {
         Some(io::Error::other)
     }
+    /// For one holding a [`Refused`](crate::Refused), its
+    /// [`retry_in`](crate::Refused::retry_in).
+    fn retry_after(&self) -> Option<Duration> {
+        io_refused(self).and_then(crate::Refused::retry_in)
+    }
     fn variant(&self) -> &'static str {
         io_kind_name(self.kind())
     }
     /// `ConnectionRefused`, `HostUnreachable`, `NetworkUnreachable`,
-    /// `NetworkDown` and `AddrNotAvailable`: no connection was made.
+    /// `NetworkDown` and `AddrNotAvailable`: no connection was made; nor
+    /// was one for an error holding a [`Refused`](crate::Refused).
     fn not_sent(&self) -> bool {
-        io_kind_not_sent(self.kind())
+        io_kind_not_sent(self.kind()) || io_refused(self).is_some()
     }
+}
+
+/// The [`Refused`](crate::Refused) an `io::Error` holds, if it is one a
+/// guard's refusal made.
+fn io_refused(error: &io::Error) -> Option<&crate::Refused> {
+    error.get_ref()?.downcast_ref::<crate::Refused>()
 }
 
 fn io_kind_class(kind: io::ErrorKind) -> ErrorClass {

@@ -53,10 +53,12 @@ pub struct Engine<'p> {
     /// Attempts made so far.
     attempts: u32,
     /// `NESTED_ONCE`, `TIMED_OUT`, `BLOCKING`, `HAS_KEY`, `PACE`,
-    /// `AFTER_TIMEOUT`, `REFUSABLE`.
-    flags: u8,
+    /// `AFTER_TIMEOUT`, `REFUSABLE`, `BUDGET_LATER`, `RETRY_IN`.
+    flags: u16,
     stop: Option<StopReason>,
-    /// The last backoff drawn, in nanoseconds, for decorrelated jitter.
+    /// The last backoff drawn, in nanoseconds, for decorrelated jitter;
+    /// once a guard's refusal stopped the call (`RETRY_IN`), how long
+    /// until that guard would admit again, which no backoff needs then.
     prev: u64,
     /// When the call's clock started (see the type's docs for when it is
     /// read), on the clock of `BLOCKING`.
@@ -72,25 +74,29 @@ pub struct Engine<'p> {
 }
 
 /// The call is nested and held to one attempt (`Nested::Once`).
-const NESTED_ONCE: u8 = 1;
+const NESTED_ONCE: u16 = 1;
 /// The last attempt ran out of its timeout: its retry costs more.
-const TIMED_OUT: u8 = 2;
+const TIMED_OUT: u16 = 2;
 /// The call sleeps the thread between attempts, so its deadline is kept on
 /// the system clock, not on tokio's (which a paused test clock stops).
-const BLOCKING: u8 = 4;
+const BLOCKING: u16 = 4;
 /// `key` holds the call's key.
-const HAS_KEY: u8 = 8;
+const HAS_KEY: u16 = 8;
 /// The policy's guard asked, at a retry's decision, to be asked again
 /// just before the attempt (see `pace.rs`).
-const PACE: u8 = 16;
+const PACE: u16 = 16;
 /// The attempt running (or about to) follows one that timed out: what the
 /// guards were told when they admitted it.
-const AFTER_TIMEOUT: u8 = 32;
+const AFTER_TIMEOUT: u16 = 32;
 /// The call's error type can say a guard refused the first attempt.
-const REFUSABLE: u8 = 64;
+const REFUSABLE: u16 = 64;
 /// The policy's budget answered [`Admit::Later`] at the retry's decision:
 /// the pacer awaits its [`Guard::admit_async`] after the chain's guards.
-const BUDGET_LATER: u8 = 128;
+const BUDGET_LATER: u16 = 128;
+/// The call stopped for a guard's refusal and `prev` holds, in
+/// nanoseconds, how long after the refusal that guard would admit again
+/// (see [`Engine::retry_in`]).
+const RETRY_IN: u16 = 256;
 
 /// Where the budget stands in the order the guards are asked, after the
 /// chain's (see `Policy::chain`): the index a refusal of the budget's is
@@ -160,7 +166,7 @@ impl<'p> Engine<'p> {
         }
     }
 
-    const fn has(&self, flag: u8) -> bool {
+    const fn has(&self, flag: u16) -> bool {
         self.flags & flag != 0
     }
 
@@ -556,11 +562,15 @@ impl<'p> Engine<'p> {
                 Admit::Later => self.flags |= PACE,
                 Admit::Stop(reason) => {
                     tell(&chain[..at]);
+                    self.refused_for(guard.retry_in(&next));
                     return Err(reason);
                 }
             }
             if wait != before && self.leaves_no_room(wait) {
                 tell(&chain[..=at]);
+                // The guards would have the retry go after this wait: a
+                // call that can wait it may come back then.
+                self.refused_for(Some(Duration::from_nanos(wait)));
                 return Err(StopReason::Deadline);
             }
         }
@@ -740,6 +750,9 @@ impl<'p> Engine<'p> {
     #[cold]
     pub(crate) fn give_up_before_attempt(&mut self, reason: StopReason, refused_by: Option<usize>) {
         self.stop = Some(reason);
+        if let Some(Some(guard)) = refused_by.and_then(|at| self.policy.chain().get(at).copied()) {
+            self.refused_for(guard.retry_in(&self.next_attempt(true)));
+        }
         let attempt = self.attempts.saturating_add(1);
         if has_guards(self.policy) {
             self.tell_guards_but(attempt, AttemptResult::NotMade, Signals::NONE, refused_by);
@@ -755,6 +768,43 @@ impl<'p> Engine<'p> {
         }
         #[cfg(feature = "tracing")]
         self.spans.stopped_before_attempt(self.attempts, reason);
+    }
+
+    /// The call stops for a guard's refusal, which would admit again
+    /// after `wait` (`None`: it cannot tell).
+    #[cold]
+    fn refused_for(&mut self, wait: Option<Duration>) {
+        match wait {
+            Some(wait) => {
+                self.prev = backoff::saturating_nanos(wait);
+                self.flags |= RETRY_IN;
+            }
+            None => self.flags &= !RETRY_IN,
+        }
+    }
+
+    /// When the call stopped for a guard's refusal, how long after it that
+    /// guard would admit an attempt again, as the guard said
+    /// ([`Guard::retry_in`]; for a wait that left no room before the
+    /// deadline, that wait): what the caller is told to wait before a new
+    /// call. `None` otherwise.
+    pub(crate) const fn retry_in(&self) -> Option<Duration> {
+        if self.stop.is_some() && self.has(RETRY_IN) {
+            Some(Duration::from_nanos(self.prev))
+        } else {
+            None
+        }
+    }
+
+    /// The refusal the call stopped for before its first attempt, with
+    /// the refusing guard's [`retry_in`](Engine::retry_in). `reason`
+    /// stands in for a stop the engine does not hold.
+    pub(crate) fn refused_error(&self, reason: StopReason) -> crate::Refused {
+        let refused = crate::Refused::new(self.refusal().unwrap_or(reason));
+        match self.retry_in() {
+            Some(wait) => refused.with_retry_in(wait),
+            None => refused,
+        }
     }
 
     /// Nanoseconds since the call started, saturating; 0 before the clock
@@ -897,7 +947,7 @@ pub(crate) fn ask(guard: &'static dyn Guard, next: &NextAttempt) -> Admit {
 
 /// Now, on the clock `flags` name (`BLOCKING`: the system's, else tokio's).
 #[inline]
-pub(crate) fn now(flags: u8) -> std::time::Instant {
+pub(crate) fn now(flags: u16) -> std::time::Instant {
     now_on(flags & BLOCKING != 0)
 }
 

@@ -60,6 +60,9 @@ pub struct Failure<E> {
     stop: StopReason,
     /// Items a retried stream had delivered when it failed.
     delivered: u64,
+    /// When a guard's refusal stopped the call: how long until that guard
+    /// would admit again.
+    retry_in: Option<Duration>,
     last: E,
 }
 
@@ -129,6 +132,44 @@ impl<E> Failure<E> {
         }
     }
 
+    /// When a guard's refusal stopped the call (an open breaker, a
+    /// cooldown or throttle it could not wait for, your own guard; before
+    /// its first attempt or at a retry): how long until that guard would
+    /// admit an attempt again, if it could tell
+    /// ([`Guard::retry_in`](crate::Guard::retry_in)). `None` for any other
+    /// stop. The failure's [`retry_after`](Classify::retry_after) is this
+    /// when set, else the last error's, so an agent's observation tells the
+    /// model when to come back.
+    ///
+    /// ```
+    /// use std::io;
+    /// use std::time::Duration;
+    /// use tenacious::{Breaker, Classify, Policy, StopReason};
+    ///
+    /// static PROVIDER: Breaker = Breaker::new().min_throughput(1).open_for(Duration::from_secs(30));
+    /// let policy = Policy::new().max(1).breaker(&PROVIDER);
+    /// let down = || Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset));
+    /// let _ = policy.retry_blocking_failure(down); // opens it
+    /// let failure = policy.retry_blocking_failure(down).unwrap_err();
+    /// assert_eq!(failure.stop_reason(), StopReason::CircuitOpen);
+    /// let wait = failure.retry_in().expect("the breaker says when");
+    /// assert!(wait > Duration::from_secs(29) && wait <= Duration::from_secs(30));
+    /// assert_eq!(failure.retry_after(), Some(wait));
+    /// ```
+    #[must_use]
+    pub const fn retry_in(&self) -> Option<Duration> {
+        self.retry_in
+    }
+
+    /// The same failure, stopped by a guard that would admit again after
+    /// `retry_in`.
+    pub(crate) const fn with_retry_in(mut self, retry_in: Option<Duration>) -> Self {
+        if retry_in.is_some() {
+            self.retry_in = retry_in;
+        }
+        self
+    }
+
     /// The last attempt's error.
     #[must_use]
     pub const fn last(&self) -> &E {
@@ -168,7 +209,11 @@ impl<E> fmt::Display for Failure<E> {
         let n = self.attempts.len();
         if n == 0 {
             // Refused by a guard before its first attempt.
-            return write!(f, "refused before the first attempt ({})", self.stop);
+            write!(f, "refused before the first attempt ({})", self.stop)?;
+            if let Some(wait) = self.retry_in {
+                write!(f, "; admits again in {:?}", rounded(wait))?;
+            }
+            return Ok(());
         }
         let plural = if n == 1 { "" } else { "s" };
         write!(f, "gave up after {n} attempt{plural} ({})", self.stop)?;
@@ -218,8 +263,9 @@ impl<E: Classify> Classify for Failure<E> {
     fn classify(&self) -> ErrorClass {
         self.last.classify()
     }
+    /// [`Failure::retry_in`] when a guard said, else the last error's.
     fn retry_after(&self) -> Option<Duration> {
-        self.last.retry_after()
+        self.retry_in.or_else(|| self.last.retry_after())
     }
     fn hint(&self) -> Option<Cow<'static, str>> {
         self.last.hint()
@@ -252,6 +298,7 @@ fn refused_failure<E: Classify>(refused: crate::Refused) -> Failure<E> {
         attempts: Vec::new(),
         stop: refused.reason(),
         delivered: 0,
+        retry_in: refused.retry_in(),
         last: make(refused),
     }
 }
@@ -298,6 +345,7 @@ impl Provenance {
             attempts: self.0,
             stop,
             delivered,
+            retry_in: None,
             last,
         }
     }

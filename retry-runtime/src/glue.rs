@@ -176,7 +176,7 @@ fn refused<O: RetryResult>(
 ) -> Option<O> {
     let reason = engine.refusal()?;
     let make = make?;
-    Some(O::from_result(Err(make(Refused::new(reason)))))
+    Some(O::from_result(Err(make(engine.refused_error(reason)))))
 }
 
 /// [`Engine::step`] for a `#[retry]` fn declared to return
@@ -232,7 +232,8 @@ where
         ControlFlow::Break(Err(error)) => {
             let stop = engine.stop_reason().unwrap_or(StopReason::Exhausted);
             let provenance = std::mem::take(provenance);
-            ControlFlow::Break(Err(provenance.into_failure(stop, error)))
+            let failure = provenance.into_failure(stop, error);
+            ControlFlow::Break(Err(failure.with_retry_in(engine.retry_in())))
         }
         ControlFlow::Continue(held) => ControlFlow::Continue(held),
     }
@@ -249,7 +250,8 @@ pub fn resume_failure<T, E: Classify>(
     if engine.late() {
         let provenance = std::mem::take(provenance);
         let stop = engine.stop_reason().unwrap_or(StopReason::Deadline);
-        ControlFlow::Break(Err(provenance.into_failure(stop, last)))
+        let failure = provenance.into_failure(stop, last);
+        ControlFlow::Break(Err(failure.with_retry_in(engine.retry_in())))
     } else {
         ControlFlow::Continue(())
     }

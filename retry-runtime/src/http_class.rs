@@ -468,7 +468,8 @@ impl HttpError {
         // rest of a value whose type owns a body.
         Self {
             status: StatusCode::SERVICE_UNAVAILABLE,
-            retry_after: None,
+            // When the guard would admit again: the error's wait.
+            retry_after: refused.retry_in(),
             should_retry: None,
             signals: Signals::NONE,
             refused: Some(refused.reason()),

@@ -2,6 +2,7 @@
 //! attempt, when there is no attempt's error to return.
 use std::borrow::Cow;
 use std::fmt;
+use std::time::Duration;
 
 use crate::{Classify, ErrorClass, StopReason};
 
@@ -24,23 +25,48 @@ use crate::{Classify, ErrorClass, StopReason};
 /// route meanwhile; [`reason`](Refused::reason) says which guard.
 ///
 /// ```
+/// use std::time::Duration;
 /// use tenacious::{Classify, ErrorClass, Refused, StopReason};
 ///
 /// let refused = Refused::new(StopReason::Cooldown);
 /// assert_eq!(refused.reason(), StopReason::Cooldown);
 /// assert_eq!(refused.classify(), ErrorClass::Transient);
 /// assert_eq!(refused.to_string(), "refused before the first attempt (cooldown)");
+///
+/// // What the guard said of when it would admit again: the error's wait.
+/// let refused = refused.with_retry_in(Duration::from_millis(1500));
+/// assert_eq!(refused.retry_after(), Some(Duration::from_millis(1500)));
+/// assert_eq!(
+///     refused.to_string(),
+///     "refused before the first attempt (cooldown); admits again in 1.5s"
+/// );
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Refused {
     reason: StopReason,
+    retry_in: Option<Duration>,
 }
 
 impl Refused {
-    /// A refusal for `reason`.
+    /// A refusal for `reason`, saying nothing of when the guard would
+    /// admit again.
     #[must_use]
     pub const fn new(reason: StopReason) -> Self {
-        Self { reason }
+        Self {
+            reason,
+            retry_in: None,
+        }
+    }
+
+    /// The same refusal, saying the guard would admit an attempt again
+    /// after `wait` ([`Guard::retry_in`](crate::Guard::retry_in)). The
+    /// engine sets it from the guard that refused.
+    #[must_use]
+    pub const fn with_retry_in(self, wait: Duration) -> Self {
+        Self {
+            retry_in: Some(wait),
+            ..self
+        }
     }
 
     /// Why the guard refused the call.
@@ -48,11 +74,26 @@ impl Refused {
     pub const fn reason(&self) -> StopReason {
         self.reason
     }
+
+    /// How long after the refusal the guard would admit an attempt again,
+    /// if it could tell: an open breaker, the rest of its break; a
+    /// cooldown, until it reopens; a throttle, the wait it would have
+    /// asked. It is also the error's
+    /// [`retry_after`](Classify::retry_after), so an agent's observation
+    /// and the task guard's verdict carry it.
+    #[must_use]
+    pub const fn retry_in(&self) -> Option<Duration> {
+        self.retry_in
+    }
 }
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "refused before the first attempt ({})", self.reason)
+        write!(f, "refused before the first attempt ({})", self.reason)?;
+        if let Some(wait) = self.retry_in {
+            write!(f, "; admits again in {wait:?}")?;
+        }
+        Ok(())
     }
 }
 
@@ -71,6 +112,11 @@ impl Classify for Refused {
 
     fn variant(&self) -> &'static str {
         "Refused"
+    }
+
+    /// When the guard would admit again ([`Refused::retry_in`]).
+    fn retry_after(&self) -> Option<Duration> {
+        self.retry_in
     }
 
     /// A refused call sent nothing.

@@ -837,7 +837,8 @@ where
                                 .unwrap_or(StopReason::Deadline);
                             *this.phase = Phase::Done;
                             let Some(last) = last else {
-                                return Poll::Ready(refused::<E>(stop).map(Err));
+                                let refusal = this.polled.engine().refused_error(stop);
+                                return Poll::Ready(refused::<E>(refusal).map(Err));
                             };
                             return Poll::Ready(Some(Err(end(&mut this, stop, last))));
                         }
@@ -1212,13 +1213,13 @@ fn failed<O, S, T, E: Classify>(
     }
 }
 
-/// The failure of a stream whose first attempt a guard refused, for
-/// `reason`; `None` when `E` cannot say so (the refusal is then taken as a
+/// The failure of a stream whose first attempt a guard refused
+/// (`refused`); `None` when `E` cannot say so (the refusal is then taken as a
 /// go, see `Polled::refusable`).
 #[cold]
-fn refused<E: Classify>(reason: StopReason) -> Option<Failure<E>> {
+fn refused<E: Classify>(refused: crate::Refused) -> Option<Failure<E>> {
     let make = <Failure<E> as Classify>::refused()?;
-    Some(make(crate::Refused::new(reason)))
+    Some(make(refused))
 }
 
 /// The stream stops for `reason` with `error`, whatever the policy would

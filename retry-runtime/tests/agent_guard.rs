@@ -397,21 +397,31 @@ mod stopped_calls {
         let failure = circuit_open();
         let mut guard = TaskGuard::new(TaskGuardConfig::new());
         let verdict = guard.failed_call("chat", "hello", &failure);
+        // The breaker's word on when it admits again: the rest of its
+        // 15 s break (on the system's clock, a little of it gone).
+        let retry_in = verdict.retry_in().expect("the breaker says when");
+        assert!(
+            retry_in > Duration::from_secs(14) && retry_in <= Duration::from_secs(15),
+            "{retry_in:?}"
+        );
         assert_eq!(
             verdict,
             Verdict::SwitchDirection {
                 tool: "chat".to_owned(),
                 repeat: Repeat::CircuitOpen,
                 failures: 1,
-                retry_in: None,
+                retry_in: Some(retry_in),
             }
         );
         assert_eq!(guard.switches(), 1);
-        assert_eq!(
-            verdict.reason(),
-            "`chat`'s provider is failing and its circuit breaker is open: take another route (another tool or provider), do not call it again now"
+        let reason = verdict.reason();
+        assert!(
+            reason.starts_with(
+                "`chat`'s provider is failing and its circuit breaker is open: take another route (another tool or provider), do not call it again now; wait "
+            ),
+            "{reason}"
         );
-        // The breaker knows when it may admit again; the loop adds it.
+        // A wait the loop knows better replaces it.
         let verdict = verdict.with_retry_in(Duration::from_secs(15));
         assert_eq!(verdict.retry_in(), Some(Duration::from_secs(15)));
         assert!(
@@ -420,11 +430,12 @@ mod stopped_calls {
                 .ends_with("; wait 15s before calling it again")
         );
         // The same failure through `failed` (as a bare error) is a reflect:
-        // the stop reason is what switches.
+        // the stop reason is what switches; the failure's wait is the
+        // breaker's still.
         let mut guard = TaskGuard::new(TaskGuardConfig::new());
         assert_eq!(
             guard.failed("chat", "hello", &failure),
-            reflect("chat", ErrorClass::Transient, 1)
+            reflect("chat", ErrorClass::Transient, 1).with_retry_in(retry_in)
         );
         // Out of budget still wins over the switch.
         let mut guard = TaskGuard::new(TaskGuardConfig::new().max_rounds(1));

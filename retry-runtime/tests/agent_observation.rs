@@ -280,11 +280,17 @@ mod stopped_by_a_shared_guard {
         let failure = circuit_open();
         let observation = Observation::from_failure("call_20", &failure);
         assert_eq!(observation.status, Status::SwitchDirection);
+        // The breaker's own word on when it may admit again: the rest of
+        // its 15 s break (on the system's clock, a little of it gone).
+        let ms = observation.retry_after_ms.expect("the breaker says when");
+        assert!((14_000..=15_000).contains(&ms), "{ms}");
         assert_eq!(
             json(&observation),
-            r#"{"tool_call_id":"call_20","status":"switch_direction","error":"503 Service Unavailable","class":"transient","attempts":1,"retry_after_ms":null,"system_hint":"this tool's provider is failing and its circuit breaker is open: do not call it again now; take another route (another tool or provider), or try it again much later"}"#
+            format!(
+                r#"{{"tool_call_id":"call_20","status":"switch_direction","error":"503 Service Unavailable","class":"transient","attempts":1,"retry_after_ms":{ms},"system_hint":"this tool's provider is failing and its circuit breaker is open: do not call it again now; take another route (another tool or provider), or try again in {ms} ms"}}"#
+            )
         );
-        // The breaker's own word on when it may admit again.
+        // A wait the caller knows better replaces it.
         let observation = observation.with_retry_after(Duration::from_secs(15));
         assert_eq!(
             json(&observation),

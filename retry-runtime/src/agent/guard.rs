@@ -185,7 +185,9 @@ impl TaskGuard {
     /// the call stopped. [`StopReason::CircuitOpen`] switches direction at
     /// once ([`Repeat::CircuitOpen`]); a call that gave up on a rate limit
     /// or on [`StopReason::Cooldown`] (or [`StopReason::HintTooLong`])
-    /// carries the server's wait in [`Verdict::retry_in`].
+    /// carries the server's wait in [`Verdict::retry_in`], and one a guard
+    /// refused, the wait until that guard admits again
+    /// ([`Failure::retry_in`]).
     ///
     /// ```
     /// use std::io;
@@ -207,7 +209,9 @@ impl TaskGuard {
         A: Hash + ?Sized,
         E: Classify,
     {
-        self.judge(tool, args, failure.last(), Some(failure.stop_reason()))
+        // The failure itself, classified as its last error, but whose wait
+        // is the refusing guard's when one stopped it (`Failure::retry_in`).
+        self.judge(tool, args, failure, Some(failure.stop_reason()))
     }
 
     fn judge<A, E>(&mut self, tool: &str, args: &A, error: &E, stop: Option<StopReason>) -> Verdict
@@ -410,7 +414,17 @@ fn wait_of<E: Classify + ?Sized>(
     class: ErrorClass,
     stop: Option<StopReason>,
 ) -> Option<Duration> {
+    // A guard's refusal says when it would admit again (the error's, or
+    // the `Failure`'s, `retry_after`), whatever the last error's class.
     let waits = class.is_retryable()
-        || matches!(stop, Some(StopReason::Cooldown | StopReason::HintTooLong));
+        || matches!(
+            stop,
+            Some(
+                StopReason::Cooldown
+                    | StopReason::HintTooLong
+                    | StopReason::CircuitOpen
+                    | StopReason::Guard
+            )
+        );
     error.retry_after().filter(|hint| waits && !hint.is_zero())
 }

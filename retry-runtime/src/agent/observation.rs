@@ -130,7 +130,7 @@ impl fmt::Display for Status {
 /// | `error` | the error's `Display` |
 /// | `class` | `"transient"`, `"rate_limited"`, `"invalid"` or `"fatal"` |
 /// | `attempts` | attempts the call layer made (1 for a bare error) |
-/// | `retry_after_ms` | how long to wait before calling again, in whole milliseconds, rounded up: the server's wait hint, or a wait set with [`with_retry_after`](Observation::with_retry_after) (a breaker's [`admits_in`](crate::Breaker::admits_in)); `null` without one |
+/// | `retry_after_ms` | how long to wait before calling again, in whole milliseconds, rounded up: the server's wait hint; for a call a guard refused, the wait until that guard admits again ([`Refused::retry_in`](crate::Refused::retry_in), [`Failure::retry_in`](crate::Failure::retry_in)); or a wait set with [`with_retry_after`](Observation::with_retry_after); `null` without one |
 /// | `system_hint` | for a stream cut off after delivering items, [`Observation::partial_hint`]; for a call stopped by a shared guard, [`Observation::stop_hint`]; else the error's [`Classify::hint`], else [`Observation::default_hint`] for its class |
 /// | `delivered` | only for a stream cut off after delivering items: how many reached the user (absent otherwise) |
 ///
@@ -204,7 +204,7 @@ impl Observation {
     where
         E: Classify + fmt::Display + ?Sized,
     {
-        Self::build(tool_call_id.into(), error, 1, None, 0)
+        Self::build(tool_call_id.into(), error, 1, None, 0, error.retry_after())
     }
 
     /// The observation of a call that gave up after retries: the last
@@ -246,6 +246,9 @@ impl Observation {
             attempts,
             Some(failure.stop_reason()),
             failure.delivered(),
+            // The refusing guard's wait when one stopped it, else the
+            // last error's (`Failure::retry_in`).
+            failure.retry_after(),
         )
     }
 
@@ -255,12 +258,12 @@ impl Observation {
         attempts: u32,
         stop: Option<StopReason>,
         delivered: u64,
+        retry_after: Option<Duration>,
     ) -> Self
     where
         E: Classify + fmt::Display + ?Sized,
     {
         let class = error.classify();
-        let retry_after = error.retry_after();
         if delivered > 0 {
             // Whatever stopped it, the user has part of the answer: that
             // says more than the class or the stop.

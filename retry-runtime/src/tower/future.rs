@@ -17,7 +17,7 @@ use super::error::Attempted;
 use super::{CheckResponse, Error, GaveUp, Resend, StampKey};
 use crate::context::with_current;
 use crate::polled::Polled;
-use crate::{Classify, Elapsed, IdempotencyKey, Policy, Refused, StopReason};
+use crate::{Classify, Elapsed, IdempotencyKey, Policy, StopReason};
 
 pin_project! {
     /// Where a call is between polls.
@@ -118,9 +118,9 @@ where
                         let engine = this.polled.engine();
                         return Poll::Ready(match last {
                             Some(last) => answer(this.check, engine, last),
-                            None => Err(Error::GuardRefused(Refused::new(
-                                engine.stop_reason().unwrap_or(StopReason::Guard),
-                            ))),
+                            None => {
+                                Err(Error::GuardRefused(engine.refused_error(StopReason::Guard)))
+                            }
                         });
                     }
                     // The limit counts from here: an attempt that waits
