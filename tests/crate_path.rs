@@ -1,18 +1,52 @@
 //! How the macros find the `tenacious` crate without `crate =`: they read
 //! the user's Cargo.toml. The crates in `tests/fixtures/` are built by cargo
 //! (offline, in a target dir of their own under this one), since what is
-//! tested is the manifest each crate is compiled with.
-use std::path::Path;
+//! tested is the manifest each crate is compiled with. They are built from
+//! a copy under the target dir, so that cargo writes no tracked file (the
+//! fixtures' `Cargo.lock` it would update).
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// `tests/fixtures` copied under the target dir, their paths to the
+/// `tenacious` crate made absolute: the manifest cargo builds.
+fn fixtures() -> &'static Path {
+    static COPY: OnceLock<PathBuf> = OnceLock::new();
+    COPY.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures-src");
+        copy_dir(&root.join("tests/fixtures"), &copy, root);
+        copy
+    })
+}
+
+/// Copies `from` into `to`, each manifest's `path = "../../.."` (the
+/// repository, from a fixture) made `root`.
+fn copy_dir(from: &Path, to: &Path, root: &Path) {
+    std::fs::create_dir_all(to).expect("the copy's directory");
+    for entry in std::fs::read_dir(from).expect("the fixtures") {
+        let entry = entry.expect("a fixture's entry");
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type().expect("its type").is_dir() {
+            copy_dir(&source, &target, root);
+        } else if entry.file_name() == "Cargo.toml" {
+            let manifest = std::fs::read_to_string(&source).expect("a manifest");
+            let absolute = format!("path = {:?}", root.display().to_string());
+            std::fs::write(&target, manifest.replace("path = \"../../..\"", &absolute))
+                .expect("the copied manifest");
+        } else {
+            std::fs::copy(&source, &target).expect("a copied file");
+        }
+    }
+}
 
 fn cargo(args: &[&str]) -> Output {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
         .args(args)
         .arg("--offline")
         .arg("--manifest-path")
-        .arg(root.join("tests/fixtures/Cargo.toml"))
+        .arg(fixtures().join("Cargo.toml"))
         .arg("--target-dir")
         .arg(target)
         // Set for this test, it would make the fixtures' macros believe they
