@@ -11,7 +11,7 @@ use futures_util::{Stream, StreamExt};
 use tenacious::sse::{SseError, SseItem, sse};
 use tenacious::stats::CallStats;
 use tenacious::stream::{ItemKind, ResumePoint, StreamItem};
-use tenacious::{Elapsed, HttpError, Jitter, Policy};
+use tenacious::{Classified, Elapsed, HttpError, Jitter, Policy, Signals};
 
 /// The statistics of the streams without resume.
 pub static CHAT: CallStats = CallStats::new("chat");
@@ -48,11 +48,11 @@ pub enum ChatError {
     #[classify(transparent)]
     Status(HttpError),
     /// The stream said so, on a 200: `event: error`, `overloaded_error`.
-    /// (Transient. That the provider is overloaded is a `Signals` matter,
-    /// read only by guards, which the derive has no key for: it would take
-    /// a hand-written `Classify::signals`. Nor does `transparent` forward
-    /// `signals`, so `Status` does not say it of a 529 either.)
-    #[classify(transient, hint = "the model is overloaded: try again in a moment")]
+    /// Transient, and it says the provider is overloaded (a `Signals`
+    /// matter, read by the guards: a breaker counts it, a throttle slows
+    /// down), through `with`. `Status` says the same of a 529: `transparent`
+    /// forwards the inner error's signals.
+    #[classify(with = overloaded)]
     Overloaded {
         /// The server's message.
         message: String,
@@ -75,6 +75,14 @@ pub enum ChatError {
     /// stream's deadline: the wrapper's timers.
     #[classify(transparent)]
     Stalled(Elapsed),
+}
+
+/// How an in-band `overloaded_error` is classified: transient, with a hint
+/// for the model, and the provider's overload told to the guards.
+fn overloaded(_message: &String) -> Classified {
+    Classified::transient()
+        .with_hint("the model is overloaded: try again in a moment")
+        .with_signals(Signals::NONE.overloaded(true))
 }
 
 impl From<Elapsed> for ChatError {

@@ -354,8 +354,10 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
 /// ## `transparent`: ask the inner error
 ///
 /// The variant (or struct) has exactly one field, whose type is `Classify`;
-/// `classify`, `retry_after`, `hint` and `variant` all come from it, so the
-/// statistics show the inner error's variant. `std::io::Error` is
+/// `classify`, `retry_after`, `hint`, `variant` and `signals` (what it says
+/// of the provider: overloaded, its rate-limit headers) all come from it, so
+/// the statistics show the inner error's variant and the guards hear what
+/// the inner error heard. `std::io::Error` is
 /// `Classify` (by its `ErrorKind`), as are `http::StatusCode`,
 /// `tenacious::HttpError` and `reqwest::Error` with their features, and
 /// `Box`, `Arc` and `&` of any `Classify` type.

@@ -218,6 +218,29 @@ const fn variant_names() -> [[u8; 9]; 900] {
 /// assert_eq!(spent.error_code(), Some("insufficient_quota"));
 /// assert!(spent.hint().unwrap().contains("quota is spent"));
 /// ```
+///
+/// # Display
+///
+/// `HTTP <status>`, then the server's `Retry-After` if it sent one, then
+/// what the error body says, if it was read and parsed: its code (or, for
+/// want of one, its type) and its message, each after a colon. An error
+/// made from a guard's refusal ([`HttpError::from_refused`]) says so
+/// instead.
+///
+/// ```
+/// use http::{HeaderMap, StatusCode};
+/// use tenacious::HttpError;
+///
+/// let mut headers = HeaderMap::new();
+/// headers.insert("retry-after", "2".parse().unwrap());
+/// let body = br#"{"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}"#;
+/// let error = HttpError::from_parts_with_body(StatusCode::TOO_MANY_REQUESTS, &headers, body);
+/// assert_eq!(
+///     error.to_string(),
+///     "HTTP 429 Too Many Requests (retry after 2s): rate_limit_exceeded: Rate limit reached"
+/// );
+/// assert_eq!(HttpError::new(StatusCode::BAD_GATEWAY).to_string(), "HTTP 502 Bad Gateway");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HttpError {
     status: StatusCode,

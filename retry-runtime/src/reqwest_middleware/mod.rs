@@ -129,7 +129,7 @@
 //! | `.retry_bounds(min, max)`, `.base(2)` | `.base(min).cap(max)`, doubling |
 //! | `Jitter::Full`, `Jitter::Bounded`, `Jitter::None` | [`Jitter::Full`](crate::Jitter::Full) (the default), [`Jitter::Equal`](crate::Jitter::Equal), [`Jitter::None`](crate::Jitter::None) |
 //! | `build_with_total_retry_duration(d)` | `.deadline(d)`: no wait or attempt starts that would end past it |
-//! | 5xx, 408, 429, timeouts, connect errors and reset connections retried, each after its backoff | the same, less 501, 505 and what `x-should-retry: false` or an error body (`insufficient_quota`) rules out, plus 421, 423, 425 and a body cut mid-way; a `Retry-After` is waited at least |
+//! | 5xx, 408, 429, timeouts, connect errors and reset connections retried, each after its backoff | the same, less 501, 505 and 511 (a captive portal: `Fatal`, a human must sign in) and what `x-should-retry: false` or an error body (`insufficient_quota`) rules out, plus 421, 423, 425 and a body cut mid-way; a `Retry-After` is waited at least |
 //! | a request that cannot be cloned: an error, nothing sent | sent once, not retried |
 //! | `RetryableStrategy` | the [`HttpError`](crate::HttpError) table (no predicate of your own: the attribute's `when`, `check` and `fallback` have no counterpart here) |
 //!
