@@ -133,3 +133,133 @@ proptest! {
         prop_assert_eq!(whole, expected);
     }
 }
+
+/// One event as a server may write it, with every kind of field: an `id`
+/// line (`Some(None)`: an empty one, which resets the last event id), a
+/// `retry`, a field no one knows.
+type Written = (String, String, Option<Option<String>>, Option<u32>);
+
+/// `events` written out with every field kind, after a byte-order mark if
+/// `bom`.
+fn full_body(events: &[Written], newline: &str, bom: bool) -> Vec<u8> {
+    let mut out = String::new();
+    if bom {
+        out.push('\u{feff}');
+    }
+    for (kind, data, id, retry) in events {
+        out.push_str(&format!(":{newline}"));
+        match id {
+            Some(Some(id)) => out.push_str(&format!("id: {id}{newline}")),
+            Some(None) => out.push_str(&format!("id:{newline}")),
+            None => {}
+        }
+        if let Some(retry) = retry {
+            out.push_str(&format!("retry: {retry}{newline}"));
+        }
+        out.push_str(&format!(
+            "x-unknown: ignored{newline}event: {kind}{newline}"
+        ));
+        for line in data.split('\n') {
+            out.push_str(&format!("data:{line}{newline}"));
+        }
+        out.push_str(newline);
+    }
+    out.into_bytes()
+}
+
+fn parse_with_last_id(chunks: Vec<Vec<u8>>) -> (Vec<SseItem>, Option<String>) {
+    let mut events = sse(stream::iter(chunks.into_iter().map(Ok::<_, Infallible>)));
+    let mut items = Vec::new();
+    while let Some(item) = events.next().now_or_never().expect("never waits") {
+        items.push(item.unwrap());
+    }
+    (items, events.last_event_id().map(str::to_owned))
+}
+
+fn cut(bytes: &[u8], cuts: &[prop::sample::Index]) -> Vec<Vec<u8>> {
+    let mut at: Vec<usize> = cuts.iter().map(|cut| cut.index(bytes.len() + 1)).collect();
+    at.push(0);
+    at.push(bytes.len());
+    at.sort_unstable();
+    at.windows(2).map(|w| bytes[w[0]..w[1]].to_vec()).collect()
+}
+
+proptest! {
+    #[test]
+    fn every_field_kind_and_a_bom_parse_the_same_however_cut(
+        events in prop::collection::vec(
+            (
+                "[a-z]{1,8}",
+                "[a-zA-Z0-9 {}\":,\n]{0,40}",
+                prop::option::of(prop::option::of("[0-9]{1,4}")),
+                prop::option::of(0u32..100_000),
+            ),
+            0..8,
+        ),
+        newline in prop::sample::select(vec!["\n", "\r\n", "\r"]),
+        bom in any::<bool>(),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+        end in any::<prop::sample::Index>(),
+    ) {
+        let bytes = full_body(&events, newline, bom);
+        let (whole, last) = parse_with_last_id(vec![bytes.clone()]);
+        prop_assert_eq!(parse_with_last_id(cut(&bytes, &cuts)), (whole.clone(), last.clone()));
+        let mut id = None;
+        let mut expected = Vec::new();
+        for (kind, data, written_id, retry) in &events {
+            expected.push(SseItem::Comment(String::new()));
+            if let Some(written) = written_id {
+                id.clone_from(written);
+            }
+            let mut event = SseEvent::default();
+            event.event.clone_from(kind);
+            // Written as `data:line`: one leading space is the field's.
+            event.data = data
+                .split('\n')
+                .map(|line| line.strip_prefix(' ').unwrap_or(line))
+                .collect::<Vec<_>>()
+                .join("\n");
+            event.id.clone_from(&id);
+            event.retry = retry.map(|ms| Duration::from_millis(u64::from(ms)));
+            expected.push(SseItem::Event(event));
+        }
+        prop_assert_eq!(&whole, &expected);
+        prop_assert_eq!(last, id);
+        // A body the end cuts anywhere: its last event id is the last
+        // dispatched event's, never one of an event cut off.
+        let short = &bytes[..end.index(bytes.len() + 1)];
+        let (items, last) = parse_with_last_id(cut(short, &cuts));
+        let dispatched = items.iter().rev().find_map(|item| match item {
+            SseItem::Event(event) => Some(event.id.clone()),
+            SseItem::Comment(_) => None,
+        });
+        prop_assert_eq!(last, dispatched.flatten());
+    }
+}
+
+/// A byte-order mark split across chunks is dropped, not the first event.
+#[test]
+fn a_bom_split_across_chunks_keeps_the_first_event() {
+    let (items, _) = parse_with_last_id(vec![b"\xEF".to_vec(), b"\xBB\xBFdata:1\n\n".to_vec()]);
+    let (split_twice, _) = parse_with_last_id(vec![
+        b"\xEF".to_vec(),
+        b"\xBB".to_vec(),
+        b"\xBFdata:1\n\n".to_vec(),
+    ]);
+    let mut event = SseEvent::default();
+    event.event = "message".to_owned();
+    event.data = "1".to_owned();
+    assert_eq!(items, vec![SseItem::Event(event)]);
+    assert_eq!(split_twice, items);
+}
+
+/// `last_event_id` names dispatched events only, and an empty `id` resets
+/// it: a reconnection never skips an event it did not receive, nor sends
+/// an empty `Last-Event-ID`.
+#[test]
+fn the_last_event_id_is_a_dispatched_events_and_an_empty_one_resets_it() {
+    let (_, cut_off) = parse_with_last_id(vec![b"id: 1\ndata: a\n\nid: 2\ndata: b".to_vec()]);
+    assert_eq!(cut_off.as_deref(), Some("1"));
+    let (_, reset) = parse_with_last_id(vec![b"id: 1\ndata: a\n\nid:\ndata: b\n\n".to_vec()]);
+    assert_eq!(reset, None);
+}

@@ -192,13 +192,20 @@ pin_project! {
         data: String,
         has_data: bool,
         retry: Option<Duration>,
+        // The last event id buffer (the last `id` field so far), and the
+        // last event id of the events dispatched (set from the buffer at
+        // each dispatch, as the standard's last event ID string).
         last_id: Option<String>,
+        dispatched_id: Option<String>,
         reconnect: Option<Duration>,
         // A CR ended the last line: an LF first in the next chunk is
         // the rest of that end of line.
         after_cr: bool,
         // Whether the first bytes were looked at for a byte-order mark.
         started: bool,
+        // How many bytes of a byte-order mark the body began with so far,
+        // when its first chunks were too short to tell.
+        bom: u8,
         done: bool,
         max_len: usize,
     }
@@ -223,9 +230,11 @@ where
         has_data: false,
         retry: None,
         last_id: None,
+        dispatched_id: None,
         reconnect: None,
         after_cr: false,
         started: false,
+        bom: 0,
         done: false,
         max_len: MAX_LEN,
     }
@@ -252,11 +261,31 @@ impl<S> SseStream<S> {
         Self { max_len, ..self }
     }
 
-    /// The last event id seen so far (the last `id` field): what a
-    /// reconnection sends as `Last-Event-ID`.
+    /// The last event id of the events dispatched so far: the value of
+    /// the last `id` field before the blank line that ended the last event
+    /// (or the last blank line), as the standard's last event ID string —
+    /// what a reconnection sends as `Last-Event-ID`. An `id` field of an
+    /// event the end of the body cut off is not in it (the server would
+    /// skip an event never received), nor is an empty one, which resets
+    /// it to `None`.
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use tenacious::sse::sse;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use futures_util::StreamExt;
+    /// let body = futures_util::stream::iter([Ok::<_, Infallible>(&b"id: 1\ndata: a\n\nid: 2\ndata: b"[..])]);
+    /// let mut events = sse(body);
+    /// while events.next().await.is_some() {}
+    /// // The event of id 2 was cut off by the end of the body.
+    /// assert_eq!(events.last_event_id(), Some("1"));
+    /// # }
+    /// ```
     #[must_use]
     pub fn last_event_id(&self) -> Option<&str> {
-        self.last_id.as_deref()
+        self.dispatched_id.as_deref()
     }
 
     /// The reconnection time the server last asked for (a `retry` field,
@@ -290,6 +319,11 @@ where
                 let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
                 let line = String::from_utf8_lossy(&rest[..end]).into_owned();
                 *this.at += end + 1;
+                if line.is_empty() {
+                    // The dispatch step sets the last event id string from
+                    // the buffer, with data or without.
+                    this.dispatched_id.clone_from(this.last_id);
+                }
                 let outcome = field(
                     &line,
                     this.event,
@@ -315,11 +349,18 @@ where
             match ready!(this.inner.as_mut().poll_next(cx)) {
                 Some(Ok(chunk)) => {
                     let mut bytes = chunk.as_ref();
-                    if !*this.started && !bytes.is_empty() {
-                        // A byte-order mark may be split across chunks;
-                        // the first chunk that starts the stream decides.
+                    if !*this.started {
+                        // A byte-order mark, which chunks may split: its
+                        // bytes are held until they make one (dropped) or
+                        // turn out not to (the body's first bytes).
+                        let (held, rest) = strip_bom(bytes, this.bom);
+                        if usize::from(*this.bom) < BOM.len() && rest.is_empty() && held.is_empty()
+                        {
+                            continue;
+                        }
                         *this.started = true;
-                        bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+                        split_lines(held, this.line, this.pending, this.after_cr);
+                        bytes = rest;
                     }
                     split_lines(bytes, this.line, this.pending, this.after_cr);
                     if this.line.len() > *this.max_len || this.data.len() > *this.max_len {
@@ -339,6 +380,45 @@ where
             }
         }
     }
+}
+
+/// The byte-order mark a body may start with.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// At the body's start, with `matched` bytes of a [`BOM`] seen before
+/// `bytes`: the bytes held so far that turned out not to be a mark (those
+/// of earlier chunks and of this one, to parse before the rest), and the
+/// rest of `bytes`. Both empty while `bytes` could still
+/// be the mark's next bytes (with `matched` updated); once the mark is
+/// whole, `matched` is its length and it is dropped.
+fn strip_bom<'b>(bytes: &'b [u8], matched: &mut u8) -> (&'static [u8], &'b [u8]) {
+    let mut at = usize::from(*matched);
+    let mut used = 0;
+    while at < BOM.len() {
+        match bytes.get(used) {
+            None => {
+                #[allow(clippy::cast_possible_truncation)] // below 3
+                {
+                    *matched = at as u8;
+                }
+                return (&[], &[]);
+            }
+            Some(&byte) if byte == BOM[at] => {
+                at += 1;
+                used += 1;
+            }
+            // Not a mark: what was held is the body's start.
+            Some(_) => {
+                *matched = 0;
+                return (&BOM[..at], &bytes[used..]);
+            }
+        }
+    }
+    #[allow(clippy::cast_possible_truncation)] // 3
+    {
+        *matched = BOM.len() as u8;
+    }
+    (&[], &bytes[used..])
 }
 
 /// Moves the lines `bytes` ends from `line` (plus `bytes`) into `pending`,
@@ -423,6 +503,9 @@ fn field(
             data.push('\n');
             *has_data = true;
         }
+        // An empty one resets the last event id: a reconnection then sends
+        // none, not an empty `Last-Event-ID`.
+        "id" if value.is_empty() => *last_id = None,
         "id" if !value.contains('\0') => *last_id = Some(value.to_owned()),
         "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
             *retry = value.parse().ok().map(Duration::from_millis);
