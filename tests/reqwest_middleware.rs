@@ -910,3 +910,34 @@ async fn inside_a_retried_fn_a_request_makes_one_attempt_and_resends_the_outer_k
     assert_eq!(keys(&seen).len(), 1);
     server.stop().await;
 }
+
+/// A 503 that sends its head and the start of a body, then nothing: the
+/// body read for the classification is bounded in time, so the call goes
+/// on (a retry, then the last 503 as it is) where it used to hang.
+#[tokio::test]
+async fn a_body_that_stalls_after_its_head_never_holds_the_call() {
+    let server = Server::start(|_, _| {
+        let start = futures_util::stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(
+            br#"{"error": {"type": "overloaded_error""#,
+        ))]);
+        let body = Body::from_stream(futures_util::StreamExt::chain(
+            start,
+            futures_util::stream::pending(),
+        ));
+        reply(503, &[], body)
+    })
+    .await;
+    // The default bound, 1 s, on each of the two attempts.
+    let client = client(RetryMiddleware::new(fast(2)));
+    let response = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.get(&server.url).header(CALL, "stalled").send(),
+    )
+    .await
+    .expect("the call hung on a body it did not ask for")
+    .unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(server.of("stalled").len(), 2, "the 503 was retried");
+    drop(response);
+    server.stop().await;
+}

@@ -1,8 +1,11 @@
 //! An error response read for its classification and handed back whole:
 //! [`read_failed`] reads at most [`HttpError::MAX_BODY`] bytes of the body
-//! (what the presets parse), and the response it returns replays them
-//! before the rest, which is left unread.
+//! (what the presets parse), for at most the middleware's
+//! [`body_timeout`](super::RetryMiddleware::body_timeout), and the
+//! response it returns replays them before the rest, which is left
+//! unread.
 use std::collections::VecDeque;
+use std::future::Future as _;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -16,8 +19,14 @@ use crate::HttpError;
 /// and error body (see [`HttpError`]), and gives it back with the same
 /// status, headers, extensions, URL and body: the bytes read for the
 /// classification first, then the rest of the body as the server sends
-/// it (or the error that cut it).
-pub(super) async fn read_failed(response: reqwest::Response) -> (HttpError, reqwest::Response) {
+/// it (or the error that cut it). A body that stalls is read for `within`
+/// at most: the response is then classified by what came (its status and
+/// headers, when the body said nothing whole), and the rest of the body
+/// is left to whoever reads the response.
+pub(super) async fn read_failed(
+    response: reqwest::Response,
+    within: std::time::Duration,
+) -> (HttpError, reqwest::Response) {
     let error = HttpError::from(&response);
     let url = response.url().clone();
     let (mut parts, mut body) = http::Response::<reqwest::Body>::from(response).into_parts();
@@ -25,11 +34,24 @@ pub(super) async fn read_failed(response: reqwest::Response) -> (HttpError, reqw
     // What the presets are given: the first `MAX_BODY` bytes, copied once.
     let mut head = Vec::new();
     let mut seen = 0usize;
+    let mut stalled = false;
+    let timer = crate::driver::sleep(within);
+    let mut timer = std::pin::pin!(timer);
     let rest = loop {
         if seen > HttpError::MAX_BODY {
             break Rest::Body(body);
         }
-        match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        let frame = std::future::poll_fn(|cx| match Pin::new(&mut body).poll_frame(cx) {
+            Poll::Ready(frame) => Poll::Ready(Some(frame)),
+            Poll::Pending => timer.as_mut().poll(cx).map(|()| None),
+        })
+        .await;
+        let Some(frame) = frame else {
+            // Stalled past the bound: classified by what came.
+            stalled = true;
+            break Rest::Body(body);
+        };
+        match frame {
             None => break Rest::Done,
             Some(Ok(frame)) => {
                 if let Some(data) = frame.data_ref() {
@@ -47,7 +69,7 @@ pub(super) async fn read_failed(response: reqwest::Response) -> (HttpError, reqw
             Some(Err(cut)) => break Rest::Failed(Some(cut)),
         }
     };
-    let whole = seen <= HttpError::MAX_BODY && !rest.failed();
+    let whole = seen <= HttpError::MAX_BODY && !rest.failed() && !stalled;
     let error = error.with_kept_body(head.into_boxed_slice(), !whole);
     // `From<http::Response>` takes the URL from this extension, which
     // reqwest's own conversion the other way does not leave.

@@ -66,7 +66,10 @@
 //!   [`timeout`](Policy::timeout), or of what its
 //!   [`deadline`](Policy::deadline) leaves: [`Elapsed`](crate::Elapsed),
 //!   `Transient`, and its retry costs the budget a timeout's 10 tokens.
-//!   Reading the error body counts in the attempt's time.
+//!   Reading the error body counts in the attempt's time; it is read for
+//!   at most [`body_timeout`](RetryMiddleware::body_timeout) (1 s) and
+//!   [`HttpError::MAX_BODY`](crate::HttpError::MAX_BODY) bytes, after
+//!   which the response is classified by its status and headers.
 //!
 //! The policy's guards ([`Breaker`](crate::Breaker),
 //! [`Cooldown`](crate::Cooldown), [`Throttle`], a
@@ -182,6 +185,7 @@ const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 pub struct RetryMiddleware {
     policy: Policy,
     key_header: Option<HeaderName>,
+    body_timeout: std::time::Duration,
 }
 
 impl RetryMiddleware {
@@ -192,7 +196,43 @@ impl RetryMiddleware {
         Self {
             policy,
             key_header: Some(IDEMPOTENCY_KEY),
+            body_timeout: Self::BODY_TIMEOUT,
         }
+    }
+
+    /// The default of [`body_timeout`](RetryMiddleware::body_timeout): 1 s.
+    pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
+    /// The longest an error response's body is read for its classification
+    /// (its first [`HttpError::MAX_BODY`](crate::HttpError::MAX_BODY)
+    /// bytes at most): a body that stalls past it is classified by the
+    /// response's status and headers alone, and the response is handed on
+    /// (to the next attempt's decision, or to the caller, who may read the
+    /// rest) — a server that sends a `503`'s head and then nothing never
+    /// holds the call. Default [`BODY_TIMEOUT`](RetryMiddleware::BODY_TIMEOUT),
+    /// 1 s; the policy's `timeout`, when shorter, ends the attempt first.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::Policy;
+    /// use tenacious::reqwest_middleware::RetryMiddleware;
+    ///
+    /// let retry = RetryMiddleware::new(Policy::new()).body_timeout(Duration::from_millis(200));
+    /// assert_eq!(retry.get_body_timeout(), Duration::from_millis(200));
+    /// assert_eq!(RetryMiddleware::new(Policy::new()).get_body_timeout(), Duration::from_secs(1));
+    /// ```
+    #[must_use]
+    pub fn body_timeout(self, body_timeout: std::time::Duration) -> Self {
+        Self {
+            body_timeout,
+            ..self
+        }
+    }
+
+    /// The bound set by [`body_timeout`](RetryMiddleware::body_timeout).
+    #[must_use]
+    pub const fn get_body_timeout(&self) -> std::time::Duration {
+        self.body_timeout
     }
 
     /// Sends the key in the header `name` instead (leaving a request that
@@ -255,6 +295,7 @@ impl Middleware for RetryMiddleware {
         let resendable = source.is_resendable();
         let throttle = self.policy.get_throttle();
         let key_header = self.key_header.as_ref();
+        let body_timeout = self.body_timeout;
         let template = &*extensions;
         let result = self
             .policy
@@ -266,6 +307,7 @@ impl Middleware for RetryMiddleware {
                         next.clone(),
                         key_header,
                         throttle,
+                        body_timeout,
                     )
                 },
                 // A body that cannot be sent again ends the call after its
@@ -342,6 +384,7 @@ async fn attempt(
     next: Next<'_>,
     key_header: Option<&HeaderName>,
     throttle: Option<&'static Throttle>,
+    body_timeout: std::time::Duration,
 ) -> Result<Answer, Failed> {
     let Some(mut request) = request else {
         return Err(Failed {
@@ -360,7 +403,7 @@ async fn attempt(
     }
     match next.run(request, &mut extensions).await {
         Ok(response) if is_failure(response.status()) => {
-            let (error, response) = body::read_failed(response).await;
+            let (error, response) = body::read_failed(response, body_timeout).await;
             Err(Failed {
                 cause: Cause::Response { error, response },
                 extensions: Some(extensions),
