@@ -1,7 +1,20 @@
 //! Pacing: asking a policy's guards, in order, just before an attempt,
 //! when they asked to be asked then — before a call's first attempt, and
 //! after a retry's wait when one answered [`Admit::Wait`] or
-//! [`Admit::Later`] at the retry's decision (see `Engine::decide`). [`pace`] for the async loops
+//! [`Admit::Later`] at the retry's decision (see `Engine::decide`).
+//!
+//! After any guard's wait the whole chain is asked again, from the first
+//! guard: what the others said before the wait may no longer hold (a
+//! breaker opened meanwhile). The guards that admitted the attempt and
+//! keep what they took for it (a throttle's token, a cooldown's turn, both
+//! for the time the wait ends) are asked again as a recheck
+//! ([`NextAttempt::recheck`](crate::NextAttempt::recheck)); a breaker,
+//! whose half-open probe slot is for an attempt now, hears before the wait
+//! that the attempt was not made
+//! ([`AttemptResult::NotMade`](crate::AttemptResult::NotMade)), gives
+//! the slot back and is asked afresh after it — held through the wait, the
+//! slot would keep every other call from probing, and the breaker could
+//! not tell its own slot from another call's. [`pace`] for the async loops
 //! (which await [`Guard::admit_async`](crate::Guard::admit_async) there), [`pace_blocking`] for the
 //! blocking ones, both built on [`Pacer`], which a poll-based driver polls
 //! too. A call whose policy has no guard skips them at once.
@@ -14,7 +27,7 @@ use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
 use crate::driver::{sleep, sleep_blocking};
-use crate::engine::{BUDGET_AT, Engine, ask};
+use crate::engine::{ALL_HELD, BUDGET_AT, Engine, GIVEN_BACK_ON_WAIT, ask};
 use crate::guard::block_on;
 use crate::{Admit, Guard, PendingAdmit, StopReason};
 
@@ -22,7 +35,7 @@ use crate::{Admit, Guard, PendingAdmit, StopReason};
 enum Then {
     /// Ask the next guard of the chain.
     Next,
-    /// Wait this long, then ask the same guard again.
+    /// Wait this long, then ask the chain again from its first guard.
     Wait(Duration),
     /// Stop pacing: the call stopped (see [`Engine::late`] and
     /// [`Engine::refusal`]).
@@ -52,8 +65,13 @@ pin_project! {
     pub(crate) struct Pacer {
         // The guard of the chain being asked.
         at: u8,
-        // Whether that guard was asked about this attempt already.
-        asked: bool,
+        // Whether the pacer read the guards the engine holds
+        // (`Engine::held`): once, when it starts.
+        started: bool,
+        // The chain's guards (a bit each) that hold what they took for this
+        // attempt: asked again as a recheck, told it was not made if the
+        // call stops or another guard makes it wait.
+        held: u8,
         pending: Option<PendingAdmit<'static>>,
         timer: Option<Pin<Box<Sleep>>>,
     }
@@ -63,7 +81,7 @@ impl std::fmt::Debug for Pacer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pacer")
             .field("at", &self.at)
-            .field("asked", &self.asked)
+            .field("held", &self.held)
             .field("pending", &self.pending.is_some())
             .field("timer", &self.timer)
             .finish()
@@ -74,7 +92,8 @@ impl Pacer {
     pub(crate) const fn new() -> Self {
         Self {
             at: 0,
-            asked: false,
+            started: false,
+            held: 0,
             pending: None,
             timer: None,
         }
@@ -94,6 +113,10 @@ impl Pacer {
             return Poll::Ready(());
         }
         let chain = engine.chain();
+        if !*this.started {
+            *this.started = true;
+            *this.held = engine.held();
+        }
         loop {
             if let Some(timer) = this.timer {
                 ready!(timer.as_mut().poll(cx));
@@ -118,21 +141,18 @@ impl Pacer {
                 };
                 *this.pending = None;
                 // A budget does not ask to wait: a wait is taken as a go.
-                let _ = settle(engine, admit, BUDGET_AT);
+                let _ = settle(engine, admit, BUDGET_AT, *this.held);
                 engine.paced();
-                *this.at = 0;
-                *this.asked = false;
+                (*this.at, *this.started, *this.held) = (0, false, 0);
                 return Poll::Ready(());
             };
+            let bit = 1u8 << at;
             let admit = if let Some(pending) = this.pending {
                 let admit = ready!(pending.as_mut().poll(cx));
                 *this.pending = None;
                 admit
             } else {
-                // Asked again after the retry's decision, or after a wait.
-                let recheck = *this.asked || engine.attempts() > 0;
-                *this.asked = true;
-                let next = engine.next_attempt(recheck);
+                let next = engine.next_attempt(*this.held & bit != 0);
                 match ask(*guard, &next) {
                     Admit::Later => {
                         *this.pending = Some(guard.admit_async(next));
@@ -141,16 +161,21 @@ impl Pacer {
                     admit => admit,
                 }
             };
-            match settle(engine, admit, at) {
+            match settle(engine, admit, at, *this.held) {
                 Then::Next => {
+                    *this.held |= bit;
                     *this.at += 1;
-                    *this.asked = false;
                 }
-                Then::Wait(delay) => *this.timer = Some(Box::pin(sleep(delay))),
+                Then::Wait(delay) => {
+                    let given_back = *this.held & GIVEN_BACK_ON_WAIT & !bit;
+                    engine.tell_not_made(given_back, false);
+                    *this.held = (*this.held & !given_back) | bit;
+                    *this.at = 0;
+                    *this.timer = Some(Box::pin(sleep(delay)));
+                }
                 Then::Stop => {
                     engine.paced();
-                    *this.at = 0;
-                    *this.asked = false;
+                    (*this.at, *this.started, *this.held) = (0, false, 0);
                     return Poll::Ready(());
                 }
             }
@@ -168,30 +193,43 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
         return;
     }
     let chain = engine.chain();
-    'chain: for (at, guard) in chain.iter().enumerate() {
-        let Some(guard) = guard else { continue };
-        let mut recheck = engine.attempts() > 0;
-        loop {
-            let next = engine.next_attempt(recheck);
-            let mut admit = ask(*guard, &next);
-            if admit == Admit::Later {
-                admit = block_on(guard.admit_async(next));
+    let mut held = engine.held();
+    let mut at = 0;
+    while at < chain.len() {
+        let Some(guard) = chain[at] else {
+            at += 1;
+            continue;
+        };
+        let bit = 1u8 << at;
+        let next = engine.next_attempt(held & bit != 0);
+        let mut admit = ask(guard, &next);
+        if admit == Admit::Later {
+            admit = block_on(guard.admit_async(next));
+        }
+        match settle(engine, admit, at, held) {
+            Then::Next => {
+                held |= bit;
+                at += 1;
             }
-            match settle(engine, admit, at) {
-                Then::Next => continue 'chain,
-                Then::Wait(delay) => sleep_blocking(delay),
-                Then::Stop => {
-                    engine.paced();
-                    return;
-                }
+            Then::Wait(delay) => {
+                // As the pacer does: the breaker gives back its probe slot,
+                // and the whole chain is asked again after the wait.
+                let given_back = held & GIVEN_BACK_ON_WAIT & !bit;
+                engine.tell_not_made(given_back, false);
+                held = (held & !given_back) | bit;
+                at = 0;
+                sleep_blocking(delay);
             }
-            recheck = true;
+            Then::Stop => {
+                engine.paced();
+                return;
+            }
         }
     }
     if let Some(budget) = engine.take_budget_later() {
         let admit = block_on(budget.admit_async(engine.next_attempt(false)));
         // A budget does not ask to wait: a wait is taken as a go.
-        let _ = settle(engine, admit, BUDGET_AT);
+        let _ = settle(engine, admit, BUDGET_AT, held);
     }
     engine.paced();
 }
@@ -202,8 +240,9 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
 /// it does so only when the call's error type can say it was refused
 /// ([`Classify::refused`](crate::Classify::refused)) — else the call has no
 /// error to return, and makes the attempt: the refusal is taken as a go
-/// and such a wait is skipped.
-fn settle(engine: &mut Engine<'_>, admit: Admit, at: usize) -> Then {
+/// and such a wait is skipped. `held`: the chain's guards that hold what
+/// they took for the attempt, told it is not made when the call stops.
+fn settle(engine: &mut Engine<'_>, admit: Admit, at: usize, held: u8) -> Then {
     let stop = match admit {
         Admit::Go | Admit::Later => return Then::Next,
         Admit::Stop(reason) => reason,
@@ -217,7 +256,7 @@ fn settle(engine: &mut Engine<'_>, admit: Admit, at: usize) -> Then {
     if engine.attempts() == 0 && !engine.refusable() {
         return Then::Next;
     }
-    engine.give_up_before_attempt(stop, Some(at));
+    engine.give_up_before_attempt(stop, Some(at), held & ALL_HELD);
     Then::Stop
 }
 
