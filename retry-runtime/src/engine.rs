@@ -105,13 +105,14 @@ const HELD_SHIFT: u32 = 12;
 /// Every guard of the chain, as a mask of [`Engine::held`].
 pub(crate) const ALL_HELD: u8 = 0b1111;
 /// The guards of the chain (as a mask of [`Engine::held`]) that give back
-/// what they took when another guard makes the attempt wait, and take it
-/// afresh after the wait: the breaker (first in `Policy::chain`), whose
-/// half-open probe slot is for an attempt now — held through a wait it
-/// would keep every other call from probing, and asked again it could not
-/// tell its own slot from another call's. The others keep theirs and are
-/// asked again as a recheck: a throttle's token and a cooldown's turn are
-/// for the time the wait ends.
+/// what they took when another guard makes the attempt wait at a retry's
+/// decision, and take it afresh after the wait: the breaker (first in
+/// `Policy::chain`), whose half-open probe slot is for an attempt now. The
+/// pacer keeps the slot it takes through the waits that follow, and the
+/// breaker knows it for the call's own when asked again (see `pace.rs`).
+/// The other guards keep what they took and are asked again as a recheck:
+/// a throttle's token and a cooldown's turn are for the time the wait
+/// ends.
 pub(crate) const GIVEN_BACK_ON_WAIT: u8 = 0b0001;
 
 /// Where the budget stands in the order the guards are asked, after the
@@ -740,6 +741,11 @@ impl<'p> Engine<'p> {
     #[inline]
     pub(crate) const fn wants_pace(&self) -> bool {
         self.has(PACE) || (self.attempts == 0 && self.policy.has_chain())
+    }
+
+    /// The policy's breaker, first of its chain, if it has one.
+    pub(crate) const fn breaker(&self) -> Option<&'static crate::Breaker> {
+        self.policy.get_breaker()
     }
 
     /// The policy's guards, in the order they are asked.

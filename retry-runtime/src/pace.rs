@@ -5,16 +5,14 @@
 //!
 //! After any guard's wait the whole chain is asked again, from the first
 //! guard: what the others said before the wait may no longer hold (a
-//! breaker opened meanwhile). The guards that admitted the attempt and
-//! keep what they took for it (a throttle's token, a cooldown's turn, both
-//! for the time the wait ends) are asked again as a recheck
-//! ([`NextAttempt::recheck`](crate::NextAttempt::recheck)); a breaker,
-//! whose half-open probe slot is for an attempt now, hears before the wait
-//! that the attempt was not made
-//! ([`AttemptResult::NotMade`](crate::AttemptResult::NotMade)), gives
-//! the slot back and is asked afresh after it — held through the wait, the
-//! slot would keep every other call from probing, and the breaker could
-//! not tell its own slot from another call's. [`pace`] for the async loops
+//! breaker opened meanwhile). The guards that admitted the attempt keep
+//! what they took for it (a throttle's token, a cooldown's turn, both for
+//! the time the wait ends) and are asked again as a recheck
+//! ([`NextAttempt::recheck`](crate::NextAttempt::recheck)). A half-open
+//! breaker's probe slot taken here is held through the waits, and the
+//! breaker, asked again, knows it for the call's own: the call holding the
+//! slot is the probe (one taken at a retry's decision is given back if a
+//! guard asks the retry to wait, and taken afresh here). [`pace`] for the async loops
 //! (which await [`Guard::admit_async`](crate::Guard::admit_async) there), [`pace_blocking`] for the
 //! blocking ones, both built on [`Pacer`], which a poll-based driver polls
 //! too. A call whose policy has no guard skips them at once.
@@ -70,8 +68,12 @@ pin_project! {
         started: bool,
         // The chain's guards (a bit each) that hold what they took for this
         // attempt: asked again as a recheck, told it was not made if the
-        // call stops or another guard makes it wait.
+        // call stops.
         held: u8,
+        // Whether the call holds a probe slot of the policy's breaker, of
+        // the half-open phase `probe`.
+        probing: bool,
+        probe: u32,
         pending: Option<PendingAdmit<'static>>,
         timer: Option<Pin<Box<Sleep>>>,
     }
@@ -82,6 +84,7 @@ impl std::fmt::Debug for Pacer {
         f.debug_struct("Pacer")
             .field("at", &self.at)
             .field("held", &self.held)
+            .field("probe", &self.probing.then_some(self.probe))
             .field("pending", &self.pending.is_some())
             .field("timer", &self.timer)
             .finish()
@@ -94,6 +97,8 @@ impl Pacer {
             at: 0,
             started: false,
             held: 0,
+            probing: false,
+            probe: 0,
             pending: None,
             timer: None,
         }
@@ -143,7 +148,7 @@ impl Pacer {
                 // A budget does not ask to wait: a wait is taken as a go.
                 let _ = settle(engine, admit, BUDGET_AT, *this.held);
                 engine.paced();
-                (*this.at, *this.started, *this.held) = (0, false, 0);
+                (*this.at, *this.started, *this.held, *this.probing) = (0, false, 0, false);
                 return Poll::Ready(());
             };
             let bit = 1u8 << at;
@@ -153,7 +158,10 @@ impl Pacer {
                 admit
             } else {
                 let next = engine.next_attempt(*this.held & bit != 0);
-                match ask(*guard, &next) {
+                let mut probe = this.probing.then_some(*this.probe);
+                let answer = ask_holding(engine, at, *guard, &next, &mut probe);
+                (*this.probing, *this.probe) = (probe.is_some(), probe.unwrap_or(0));
+                match answer {
                     Admit::Later => {
                         *this.pending = Some(guard.admit_async(next));
                         continue;
@@ -167,7 +175,7 @@ impl Pacer {
                     *this.at += 1;
                 }
                 Then::Wait(delay) => {
-                    let given_back = *this.held & GIVEN_BACK_ON_WAIT & !bit;
+                    let given_back = given_back(*this.held, bit, *this.probing);
                     engine.tell_not_made(given_back, false);
                     *this.held = (*this.held & !given_back) | bit;
                     *this.at = 0;
@@ -175,7 +183,7 @@ impl Pacer {
                 }
                 Then::Stop => {
                     engine.paced();
-                    (*this.at, *this.started, *this.held) = (0, false, 0);
+                    (*this.at, *this.started, *this.held, *this.probing) = (0, false, 0, false);
                     return Poll::Ready(());
                 }
             }
@@ -194,6 +202,7 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
     }
     let chain = engine.chain();
     let mut held = engine.held();
+    let mut probe = None;
     let mut at = 0;
     while at < chain.len() {
         let Some(guard) = chain[at] else {
@@ -202,7 +211,7 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
         };
         let bit = 1u8 << at;
         let next = engine.next_attempt(held & bit != 0);
-        let mut admit = ask(guard, &next);
+        let mut admit = ask_holding(engine, at, guard, &next, &mut probe);
         if admit == Admit::Later {
             admit = block_on(guard.admit_async(next));
         }
@@ -212,9 +221,9 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
                 at += 1;
             }
             Then::Wait(delay) => {
-                // As the pacer does: the breaker gives back its probe slot,
-                // and the whole chain is asked again after the wait.
-                let given_back = held & GIVEN_BACK_ON_WAIT & !bit;
+                // As the pacer does: the whole chain is asked again after
+                // the wait.
+                let given_back = given_back(held, bit, probe.is_some());
                 engine.tell_not_made(given_back, false);
                 held = (held & !given_back) | bit;
                 at = 0;
@@ -232,6 +241,38 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
         let _ = settle(engine, admit, BUDGET_AT, held);
     }
     engine.paced();
+}
+
+/// Asks the chain's guard at `at` about the next attempt: the policy's
+/// breaker with the probe slot the call holds (`probe`, which it updates:
+/// see [`Breaker::admit_holding`](crate::Breaker)), any other as
+/// [`ask`] does.
+fn ask_holding(
+    engine: &Engine<'_>,
+    at: usize,
+    guard: &'static dyn crate::Guard,
+    next: &crate::NextAttempt,
+    probe: &mut Option<u32>,
+) -> Admit {
+    if at == 0
+        && let Some(breaker) = engine.breaker()
+    {
+        if let Some(record) = guard.record() {
+            record.register();
+        }
+        let (admit, held) = breaker.admit_holding(next, *probe);
+        *probe = held;
+        return admit;
+    }
+    ask(guard, next)
+}
+
+/// Of the guards in `held`, the ones that give back what they took when
+/// the guard `bit` asks to wait: the breaker, unless the call holds one of
+/// its probe slots in process (`probing`), which it keeps through the wait.
+const fn given_back(held: u8, bit: u8, probing: bool) -> u8 {
+    let mask = if probing { 0 } else { GIVEN_BACK_ON_WAIT };
+    held & mask & !bit
 }
 
 /// Applies the answer of the chain's guard at `at`. A refusal (or a wait
