@@ -3,16 +3,18 @@
 //! after a retry's wait when one answered [`Admit::Wait`] or
 //! [`Admit::Later`] at the retry's decision (see `Engine::decide`).
 //!
-//! After any guard's wait the whole chain is asked again, from the first
-//! guard: what the others said before the wait may no longer hold (a
-//! breaker opened meanwhile). The guards that admitted the attempt keep
-//! what they took for it (a throttle's token, a cooldown's turn, both for
-//! the time the wait ends) and are asked again as a recheck
-//! ([`NextAttempt::recheck`](crate::NextAttempt::recheck)). A half-open
-//! breaker's probe slot taken here is held through the waits, and the
-//! breaker, asked again, knows it for the call's own: the call holding the
-//! slot is the probe (one taken at a retry's decision is given back if a
-//! guard asks the retry to wait, and taken afresh here). [`pace`] for the async loops
+//! A half-open breaker's probe slot taken here is held through the waits
+//! the later guards ask for, and the breaker, asked again, knows it for
+//! the call's own: the call holding the slot is the probe. One taken at a
+//! retry's decision is given back if a guard asks the retry to wait, and
+//! taken afresh here; the guards that keep what they took (a throttle's
+//! token, a cooldown's turn, for the time the wait ends) are asked again as
+//! a recheck ([`NextAttempt::recheck`](crate::NextAttempt::recheck)).
+//! (The guards before one that asked to wait are not asked again after it:
+//! asked again, a breaker that opened meanwhile would refuse the calls
+//! queued in a throttle, whose reservations at the rate of an outage then
+//! hold back the recovery; that waits for the throttle to re-time its
+//! waiters.) [`pace`] for the async loops
 //! (which await [`Guard::admit_async`](crate::Guard::admit_async) there), [`pace_blocking`] for the
 //! blocking ones, both built on [`Pacer`], which a poll-based driver polls
 //! too. A call whose policy has no guard skips them at once.
@@ -33,7 +35,7 @@ use crate::{Admit, Guard, PendingAdmit, StopReason};
 enum Then {
     /// Ask the next guard of the chain.
     Next,
-    /// Wait this long, then ask the chain again from its first guard.
+    /// Wait this long, then ask the same guard again.
     Wait(Duration),
     /// Stop pacing: the call stopped (see [`Engine::late`] and
     /// [`Engine::refusal`]).
@@ -178,7 +180,6 @@ impl Pacer {
                     let given_back = given_back(*this.held, bit, *this.probing);
                     engine.tell_not_made(given_back, false);
                     *this.held = (*this.held & !given_back) | bit;
-                    *this.at = 0;
                     *this.timer = Some(Box::pin(sleep(delay)));
                 }
                 Then::Stop => {
@@ -221,12 +222,9 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
                 at += 1;
             }
             Then::Wait(delay) => {
-                // As the pacer does: the whole chain is asked again after
-                // the wait.
                 let given_back = given_back(held, bit, probe.is_some());
                 engine.tell_not_made(given_back, false);
                 held = (held & !given_back) | bit;
-                at = 0;
                 sleep_blocking(delay);
             }
             Then::Stop => {
