@@ -53,7 +53,9 @@ pub struct Engine<'p> {
     /// Attempts made so far.
     attempts: u32,
     /// `NESTED_ONCE`, `TIMED_OUT`, `BLOCKING`, `HAS_KEY`, `PACE`,
-    /// `AFTER_TIMEOUT`, `REFUSABLE`, `BUDGET_LATER`, `RETRY_IN`.
+    /// `AFTER_TIMEOUT`, `REFUSABLE`, `BUDGET_LATER`, `RETRY_IN`, and in
+    /// the top four bits the chain's guards that hold what they took at
+    /// a retry's decision (see [`Engine::held`]).
     flags: u16,
     stop: Option<StopReason>,
     /// The last backoff drawn, in nanoseconds, for decorrelated jitter;
@@ -97,6 +99,21 @@ const BUDGET_LATER: u16 = 128;
 /// nanoseconds, how long after the refusal that guard would admit again
 /// (see [`Engine::retry_in`]).
 const RETRY_IN: u16 = 256;
+/// Where the flags keep the guards of the chain (a bit each, by their place
+/// in `Policy::chain`) that hold what they took at a retry's decision.
+const HELD_SHIFT: u32 = 12;
+/// Every guard of the chain, as a mask of [`Engine::held`].
+pub(crate) const ALL_HELD: u8 = 0b1111;
+/// The guards of the chain (as a mask of [`Engine::held`]) that give back
+/// what they took when another guard makes the attempt wait at a retry's
+/// decision, and take it afresh after the wait: the breaker (first in
+/// `Policy::chain`), whose half-open probe slot is for an attempt now. The
+/// pacer keeps the slot it takes through the waits that follow, and the
+/// breaker knows it for the call's own when asked again (see `pace.rs`).
+/// The other guards keep what they took and are asked again as a recheck:
+/// a throttle's token and a cooldown's turn are for the time the wait
+/// ends.
+pub(crate) const GIVEN_BACK_ON_WAIT: u8 = 0b0001;
 
 /// Where the budget stands in the order the guards are asked, after the
 /// chain's (see `Policy::chain`): the index a refusal of the budget's is
@@ -532,19 +549,9 @@ impl<'p> Engine<'p> {
         let chain = policy.chain();
         let mut next = self.next_attempt(false);
         next.after_timeout = after_timeout;
-        let not_made = Outcome {
-            attempt: next.attempt,
-            after_timeout,
-            result: AttemptResult::NotMade,
-            signals: Signals::NONE,
-            now: next.now,
-            elapsed: next.elapsed,
-        };
-        let tell = |admitted: &[Option<&'static dyn Guard>]| {
-            for guard in admitted.iter().flatten() {
-                guard.observe(&not_made);
-            }
-        };
+        // The guards asked so far, and of those the ones that asked to be
+        // asked again (a wait, or an answer to await) just before it.
+        let (mut asked, mut again, mut waits) = (0u8, 0u8, false);
         let mut wait = nanos;
         for (at, guard) in chain.iter().enumerate() {
             let Some(guard) = guard else { continue };
@@ -555,19 +562,21 @@ impl<'p> Engine<'p> {
                 Admit::Wait(more) => {
                     let more = backoff::saturating_nanos(more);
                     wait = wait.saturating_add(more);
-                    self.flags |= PACE;
+                    again |= 1 << at;
+                    waits = true;
                     #[cfg(feature = "tracing")]
                     self.spans.lengthened(observe::FROM_GUARD[at], more);
                 }
-                Admit::Later => self.flags |= PACE,
+                Admit::Later => again |= 1 << at,
                 Admit::Stop(reason) => {
-                    tell(&chain[..at]);
+                    self.tell_not_made(asked, false);
                     self.refused_for(guard.retry_in(&next));
                     return Err(reason);
                 }
             }
+            asked |= 1 << at;
             if wait != before && self.leaves_no_room(wait) {
-                tell(&chain[..=at]);
+                self.tell_not_made(asked, false);
                 // The guards would have the retry go after this wait: a
                 // call that can wait it may come back then.
                 self.refused_for(Some(Duration::from_nanos(wait)));
@@ -578,7 +587,7 @@ impl<'p> Engine<'p> {
         if let Some(budget) = policy.get_budget() {
             match budget.admit(&next) {
                 Admit::Stop(reason) => {
-                    tell(&chain);
+                    self.tell_not_made(asked, false);
                     return Err(reason);
                 }
                 // A budget kept in a store answers after the wait, just
@@ -587,6 +596,20 @@ impl<'p> Engine<'p> {
                 Admit::Go | Admit::Wait(_) => {}
             }
         }
+        // A guard that asked to wait has the whole chain asked again after
+        // the wait, from the first guard: a breaker that let the retry go
+        // gives back its probe slot now, to take it afresh then.
+        let mut held = asked;
+        if waits {
+            let given_back = asked & GIVEN_BACK_ON_WAIT & !again;
+            self.tell_not_made(given_back, false);
+            held &= !given_back;
+        }
+        if again != 0 {
+            self.flags |= PACE;
+        }
+        self.flags =
+            (self.flags & !(u16::from(ALL_HELD) << HELD_SHIFT)) | u16::from(held) << HELD_SHIFT;
         if after_timeout {
             self.flags |= AFTER_TIMEOUT;
         } else {
@@ -596,16 +619,18 @@ impl<'p> Engine<'p> {
     }
 
     /// Tells the guards how attempt number `attempt` ended (or that it was
-    /// not made), all but the chain's guard at `except` (one that refused
-    /// it). Out of line, and called only when there are guards
-    /// (`has_guards`), so a call without them pays no call for it.
+    /// not made): the chain's guards in `chain` (a bit each, by their place
+    /// in `Policy::chain`), and the budget if `budget`. Out of line, and
+    /// called only when there are guards (`has_guards`), so a call without
+    /// them pays no call for it.
     #[inline(never)]
-    fn tell_guards_but(
+    fn tell_guards_in(
         &self,
         attempt: u32,
         result: AttemptResult,
         signals: Signals,
-        except: Option<usize>,
+        chain: u8,
+        budget: bool,
     ) {
         let policy = self.policy;
         let (now, elapsed) = self.clock_now();
@@ -619,25 +644,48 @@ impl<'p> Engine<'p> {
         };
         for (at, guard) in policy.chain().iter().enumerate() {
             if let Some(guard) = guard
-                && except != Some(at)
+                && chain & 1 << at != 0
             {
                 guard.observe(&outcome);
             }
         }
-        // Not the budget that refused, nor one whose answer the pacer never
-        // awaited (a guard before it, or the deadline, stopped the call):
-        // it took nothing to give back.
-        if let Some(budget) = policy.get_budget()
-            && except != Some(BUDGET_AT)
-            && !self.has(BUDGET_LATER)
-        {
+        if budget && let Some(budget) = policy.get_budget() {
             budget.observe(&outcome);
         }
     }
 
-    /// [`tell_guards_but`](Engine::tell_guards_but) every guard.
+    /// [`tell_guards_in`](Engine::tell_guards_in) every guard.
     fn tell_guards(&self, attempt: u32, result: AttemptResult, signals: Signals) {
-        self.tell_guards_but(attempt, result, signals, None);
+        self.tell_guards_in(attempt, result, signals, ALL_HELD, true);
+    }
+
+    /// Tells the chain's guards in `chain` that the next attempt, which
+    /// they admitted, is not made (yet): each gives back what it took for
+    /// it. The budget too if `budget`.
+    pub(crate) fn tell_not_made(&self, chain: u8, budget: bool) {
+        if chain != 0 || budget {
+            let attempt = self.attempts.saturating_add(1);
+            self.tell_guards_in(
+                attempt,
+                AttemptResult::NotMade,
+                Signals::NONE,
+                chain,
+                budget,
+            );
+        }
+    }
+
+    /// The chain's guards (a bit each, by their place in `Policy::chain`)
+    /// that hold what they took for the next attempt at its retry's
+    /// decision: the pacer asks them again as a recheck
+    /// ([`NextAttempt::recheck`]), the others afresh. None before the
+    /// first attempt.
+    pub(crate) const fn held(&self) -> u8 {
+        if self.attempts == 0 {
+            0
+        } else {
+            (self.flags >> HELD_SHIFT) as u8 & ALL_HELD
+        }
     }
 
     /// The attempt the policy's guard is asked about before it starts:
@@ -695,6 +743,11 @@ impl<'p> Engine<'p> {
         self.has(PACE) || (self.attempts == 0 && self.policy.has_chain())
     }
 
+    /// The policy's breaker, first of its chain, if it has one.
+    pub(crate) const fn breaker(&self) -> Option<&'static crate::Breaker> {
+        self.policy.get_breaker()
+    }
+
     /// The policy's guards, in the order they are asked.
     pub(crate) const fn chain(&self) -> Chain {
         self.policy.chain()
@@ -738,24 +791,37 @@ impl<'p> Engine<'p> {
         {
             return false;
         }
-        self.give_up_before_attempt(StopReason::Deadline, None);
+        self.give_up_before_attempt(StopReason::Deadline, None, ALL_HELD);
         true
     }
 
     /// The call gives up, for `reason`, before an attempt it had decided
-    /// to make (or, refused by a guard, before its first): the guards that
-    /// admitted it hear it was not made (the budget gets back what it
-    /// took). `refused_by`: the chain's guard that refused it (see
-    /// `Policy::chain`), which is not told.
+    /// to make (or, refused by a guard, before its first): the chain's
+    /// guards in `held` (a bit each, by their place in `Policy::chain`),
+    /// which admitted it, hear it was not made, and the budget gets back
+    /// what it took. `refused_by`: the chain's guard that refused it,
+    /// which is not told.
     #[cold]
-    pub(crate) fn give_up_before_attempt(&mut self, reason: StopReason, refused_by: Option<usize>) {
+    pub(crate) fn give_up_before_attempt(
+        &mut self,
+        reason: StopReason,
+        refused_by: Option<usize>,
+        held: u8,
+    ) {
         self.stop = Some(reason);
-        if let Some(Some(guard)) = refused_by.and_then(|at| self.policy.chain().get(at).copied()) {
-            self.refused_for(guard.retry_in(&self.next_attempt(true)));
+        let mut held = held;
+        if let Some(at) = refused_by {
+            held &= !(1 << at);
+            if let Some(Some(guard)) = self.policy.chain().get(at).copied() {
+                self.refused_for(guard.retry_in(&self.next_attempt(true)));
+            }
         }
-        let attempt = self.attempts.saturating_add(1);
         if has_guards(self.policy) {
-            self.tell_guards_but(attempt, AttemptResult::NotMade, Signals::NONE, refused_by);
+            // Not the budget that refused, nor one whose answer the pacer
+            // never awaited (a guard before it, or the deadline, stopped the
+            // call): it took nothing to give back.
+            let budget = refused_by != Some(BUDGET_AT) && !self.has(BUDGET_LATER);
+            self.tell_not_made(held, budget);
         }
         // A call refused before its first attempt made none: counted as a
         // call, `refused`, beside the guard's own count (its `stopped`).

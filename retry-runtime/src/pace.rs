@@ -1,7 +1,20 @@
 //! Pacing: asking a policy's guards, in order, just before an attempt,
 //! when they asked to be asked then — before a call's first attempt, and
 //! after a retry's wait when one answered [`Admit::Wait`] or
-//! [`Admit::Later`] at the retry's decision (see `Engine::decide`). [`pace`] for the async loops
+//! [`Admit::Later`] at the retry's decision (see `Engine::decide`).
+//!
+//! A half-open breaker's probe slot taken here is held through the waits
+//! the later guards ask for, and the breaker, asked again, knows it for
+//! the call's own: the call holding the slot is the probe. One taken at a
+//! retry's decision is given back if a guard asks the retry to wait, and
+//! taken afresh here; the guards that keep what they took (a throttle's
+//! token, a cooldown's turn, for the time the wait ends) are asked again as
+//! a recheck ([`NextAttempt::recheck`](crate::NextAttempt::recheck)).
+//! (The guards before one that asked to wait are not asked again after it:
+//! asked again, a breaker that opened meanwhile would refuse the calls
+//! queued in a throttle, whose reservations at the rate of an outage then
+//! hold back the recovery; that waits for the throttle to re-time its
+//! waiters.) [`pace`] for the async loops
 //! (which await [`Guard::admit_async`](crate::Guard::admit_async) there), [`pace_blocking`] for the
 //! blocking ones, both built on [`Pacer`], which a poll-based driver polls
 //! too. A call whose policy has no guard skips them at once.
@@ -14,7 +27,7 @@ use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
 use crate::driver::{sleep, sleep_blocking};
-use crate::engine::{BUDGET_AT, Engine, ask};
+use crate::engine::{ALL_HELD, BUDGET_AT, Engine, GIVEN_BACK_ON_WAIT, ask};
 use crate::guard::block_on;
 use crate::{Admit, Guard, PendingAdmit, StopReason};
 
@@ -52,8 +65,17 @@ pin_project! {
     pub(crate) struct Pacer {
         // The guard of the chain being asked.
         at: u8,
-        // Whether that guard was asked about this attempt already.
-        asked: bool,
+        // Whether the pacer read the guards the engine holds
+        // (`Engine::held`): once, when it starts.
+        started: bool,
+        // The chain's guards (a bit each) that hold what they took for this
+        // attempt: asked again as a recheck, told it was not made if the
+        // call stops.
+        held: u8,
+        // Whether the call holds a probe slot of the policy's breaker, of
+        // the half-open phase `probe`.
+        probing: bool,
+        probe: u32,
         pending: Option<PendingAdmit<'static>>,
         timer: Option<Pin<Box<Sleep>>>,
     }
@@ -63,7 +85,8 @@ impl std::fmt::Debug for Pacer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pacer")
             .field("at", &self.at)
-            .field("asked", &self.asked)
+            .field("held", &self.held)
+            .field("probe", &self.probing.then_some(self.probe))
             .field("pending", &self.pending.is_some())
             .field("timer", &self.timer)
             .finish()
@@ -74,7 +97,10 @@ impl Pacer {
     pub(crate) const fn new() -> Self {
         Self {
             at: 0,
-            asked: false,
+            started: false,
+            held: 0,
+            probing: false,
+            probe: 0,
             pending: None,
             timer: None,
         }
@@ -94,6 +120,10 @@ impl Pacer {
             return Poll::Ready(());
         }
         let chain = engine.chain();
+        if !*this.started {
+            *this.started = true;
+            *this.held = engine.held();
+        }
         loop {
             if let Some(timer) = this.timer {
                 ready!(timer.as_mut().poll(cx));
@@ -118,22 +148,22 @@ impl Pacer {
                 };
                 *this.pending = None;
                 // A budget does not ask to wait: a wait is taken as a go.
-                let _ = settle(engine, admit, BUDGET_AT);
+                let _ = settle(engine, admit, BUDGET_AT, *this.held);
                 engine.paced();
-                *this.at = 0;
-                *this.asked = false;
+                (*this.at, *this.started, *this.held, *this.probing) = (0, false, 0, false);
                 return Poll::Ready(());
             };
+            let bit = 1u8 << at;
             let admit = if let Some(pending) = this.pending {
                 let admit = ready!(pending.as_mut().poll(cx));
                 *this.pending = None;
                 admit
             } else {
-                // Asked again after the retry's decision, or after a wait.
-                let recheck = *this.asked || engine.attempts() > 0;
-                *this.asked = true;
-                let next = engine.next_attempt(recheck);
-                match ask(*guard, &next) {
+                let next = engine.next_attempt(*this.held & bit != 0);
+                let mut probe = this.probing.then_some(*this.probe);
+                let answer = ask_holding(engine, at, *guard, &next, &mut probe);
+                (*this.probing, *this.probe) = (probe.is_some(), probe.unwrap_or(0));
+                match answer {
                     Admit::Later => {
                         *this.pending = Some(guard.admit_async(next));
                         continue;
@@ -141,16 +171,20 @@ impl Pacer {
                     admit => admit,
                 }
             };
-            match settle(engine, admit, at) {
+            match settle(engine, admit, at, *this.held) {
                 Then::Next => {
+                    *this.held |= bit;
                     *this.at += 1;
-                    *this.asked = false;
                 }
-                Then::Wait(delay) => *this.timer = Some(Box::pin(sleep(delay))),
+                Then::Wait(delay) => {
+                    let given_back = given_back(*this.held, bit, *this.probing);
+                    engine.tell_not_made(given_back, false);
+                    *this.held = (*this.held & !given_back) | bit;
+                    *this.timer = Some(Box::pin(sleep(delay)));
+                }
                 Then::Stop => {
                     engine.paced();
-                    *this.at = 0;
-                    *this.asked = false;
+                    (*this.at, *this.started, *this.held, *this.probing) = (0, false, 0, false);
                     return Poll::Ready(());
                 }
             }
@@ -168,32 +202,75 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
         return;
     }
     let chain = engine.chain();
-    'chain: for (at, guard) in chain.iter().enumerate() {
-        let Some(guard) = guard else { continue };
-        let mut recheck = engine.attempts() > 0;
-        loop {
-            let next = engine.next_attempt(recheck);
-            let mut admit = ask(*guard, &next);
-            if admit == Admit::Later {
-                admit = block_on(guard.admit_async(next));
+    let mut held = engine.held();
+    let mut probe = None;
+    let mut at = 0;
+    while at < chain.len() {
+        let Some(guard) = chain[at] else {
+            at += 1;
+            continue;
+        };
+        let bit = 1u8 << at;
+        let next = engine.next_attempt(held & bit != 0);
+        let mut admit = ask_holding(engine, at, guard, &next, &mut probe);
+        if admit == Admit::Later {
+            admit = block_on(guard.admit_async(next));
+        }
+        match settle(engine, admit, at, held) {
+            Then::Next => {
+                held |= bit;
+                at += 1;
             }
-            match settle(engine, admit, at) {
-                Then::Next => continue 'chain,
-                Then::Wait(delay) => sleep_blocking(delay),
-                Then::Stop => {
-                    engine.paced();
-                    return;
-                }
+            Then::Wait(delay) => {
+                let given_back = given_back(held, bit, probe.is_some());
+                engine.tell_not_made(given_back, false);
+                held = (held & !given_back) | bit;
+                sleep_blocking(delay);
             }
-            recheck = true;
+            Then::Stop => {
+                engine.paced();
+                return;
+            }
         }
     }
     if let Some(budget) = engine.take_budget_later() {
         let admit = block_on(budget.admit_async(engine.next_attempt(false)));
         // A budget does not ask to wait: a wait is taken as a go.
-        let _ = settle(engine, admit, BUDGET_AT);
+        let _ = settle(engine, admit, BUDGET_AT, held);
     }
     engine.paced();
+}
+
+/// Asks the chain's guard at `at` about the next attempt: the policy's
+/// breaker with the probe slot the call holds (`probe`, which it updates:
+/// see [`Breaker::admit_holding`](crate::Breaker)), any other as
+/// [`ask`] does.
+fn ask_holding(
+    engine: &Engine<'_>,
+    at: usize,
+    guard: &'static dyn crate::Guard,
+    next: &crate::NextAttempt,
+    probe: &mut Option<u32>,
+) -> Admit {
+    if at == 0
+        && let Some(breaker) = engine.breaker()
+    {
+        if let Some(record) = guard.record() {
+            record.register();
+        }
+        let (admit, held) = breaker.admit_holding(next, *probe);
+        *probe = held;
+        return admit;
+    }
+    ask(guard, next)
+}
+
+/// Of the guards in `held`, the ones that give back what they took when
+/// the guard `bit` asks to wait: the breaker, unless the call holds one of
+/// its probe slots in process (`probing`), which it keeps through the wait.
+const fn given_back(held: u8, bit: u8, probing: bool) -> u8 {
+    let mask = if probing { 0 } else { GIVEN_BACK_ON_WAIT };
+    held & mask & !bit
 }
 
 /// Applies the answer of the chain's guard at `at`. A refusal (or a wait
@@ -202,8 +279,9 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
 /// it does so only when the call's error type can say it was refused
 /// ([`Classify::refused`](crate::Classify::refused)) — else the call has no
 /// error to return, and makes the attempt: the refusal is taken as a go
-/// and such a wait is skipped.
-fn settle(engine: &mut Engine<'_>, admit: Admit, at: usize) -> Then {
+/// and such a wait is skipped. `held`: the chain's guards that hold what
+/// they took for the attempt, told it is not made when the call stops.
+fn settle(engine: &mut Engine<'_>, admit: Admit, at: usize, held: u8) -> Then {
     let stop = match admit {
         Admit::Go | Admit::Later => return Then::Next,
         Admit::Stop(reason) => reason,
@@ -217,7 +295,7 @@ fn settle(engine: &mut Engine<'_>, admit: Admit, at: usize) -> Then {
     if engine.attempts() == 0 && !engine.refusable() {
         return Then::Next;
     }
-    engine.give_up_before_attempt(stop, Some(at));
+    engine.give_up_before_attempt(stop, Some(at), held & ALL_HELD);
     Then::Stop
 }
 
