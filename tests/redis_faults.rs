@@ -922,3 +922,224 @@ async fn extreme_numbers_in_a_guard_s_fields_never_panic_and_every_call_complete
     .await;
     assert_eq!(panics.count(), 0, "a task of the store panicked");
 }
+
+// 6. A store whose runtime has no free worker.
+//
+// The store's connection runs on the runtime it connected on. When every
+// worker of that runtime is busy (blocked in a sync call, or not driven at
+// all), a decision that waits on Redis must still end within the store's
+// timeout and be taken in process. A call that hangs would hang the test
+// run, so each runs on a thread of its own and the test waits for its
+// answer at most [`STARVED`] of real time.
+
+/// Far longer than any of these calls takes on a loaded machine (each
+/// waits at most one store timeout, 200 ms, once): past it, it hung.
+const STARVED: Duration = Duration::from_secs(30);
+
+/// The store's timeout in these tests.
+const STARVED_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// `body` on a thread of its own, its answer awaited at most [`STARVED`]:
+/// a hang fails the test (the thread is left behind) instead of hanging
+/// the run.
+fn on_own_thread<T: Send + 'static>(
+    what: &'static str,
+    body: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (sender, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || drop(sender.send(body())));
+    match answer.recv_timeout(STARVED) {
+        Ok(value) => value,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{what} hung: no answer within {STARVED:?}")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
+    }
+}
+
+/// A multi-thread runtime of `workers` workers, the store's.
+fn runtime(workers: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+/// The attempts of one blocking call under `policy` whose every attempt
+/// fails, made on the calling thread.
+fn failing_here(policy: Policy) -> u32 {
+    let mut attempts = 0;
+    let result = policy.retry_blocking(|| {
+        attempts += 1;
+        Err::<(), _>(down())
+    });
+    assert!(result.is_err());
+    attempts
+}
+
+/// Blocks a worker of the current runtime until the returned sender is
+/// dropped or sent to, once that worker has picked the task up.
+async fn occupy_a_worker() -> std::sync::mpsc::Sender<()> {
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let (started, running) = tokio::sync::oneshot::channel();
+    drop(tokio::spawn(async move {
+        let _ = started.send(());
+        // Blocks the worker: no `.await` until released.
+        let _ = released.recv();
+    }));
+    running.await.expect("the task starts");
+    release
+}
+
+static STARVED_MACRO: RetryBudget = RetryBudget::with_capacity(10);
+
+#[tenacious::retry(max = 100, base = "1ms", cap = "1ms", budget = STARVED_MACRO)]
+fn starved_sync(attempts: &AtomicU32) -> Result<(), io::Error> {
+    attempts.fetch_add(1, Ordering::Relaxed);
+    Err(down())
+}
+
+#[test]
+fn a_blocking_call_on_the_busy_workers_of_the_store_s_runtime_decides_within_the_timeout() {
+    static BUDGET: RetryBudget = RetryBudget::with_capacity(10);
+    const POLICY: Policy = Policy::new().max(100).base(Duration::ZERO).budget(&BUDGET);
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let (attempts, stats) = on_own_thread("Policy::retry_blocking", move || {
+        let runtime = runtime(2);
+        runtime.block_on(async move {
+            let config = config(QUIET).timeout(STARVED_TIMEOUT);
+            let store = Store::connect_with(&url, config).await.unwrap();
+            assert!(store.is_up());
+            store.bind(&BUDGET, "starved").unwrap();
+            // One worker blocked by another task, the other by the call.
+            let release = occupy_a_worker().await;
+            let attempts = tokio::spawn(async { failing_here(POLICY) })
+                .await
+                .expect("the call does not panic");
+            drop(release);
+            (attempts, store.stats())
+        })
+    });
+    // Its first retry waited on Redis at most the timeout and was paid by
+    // the local bucket (10 tokens: 2 retries); the store counts as down.
+    assert_eq!(attempts, 1 + 2);
+    assert_eq!(stats.local_decisions, 3, "{stats:?}");
+    assert!(!stats.up && stats.timeouts >= 1, "{stats:?}");
+    // The decision abandoned never reached Redis: the fleet's bucket was
+    // not paid a second time.
+    assert_eq!(
+        redis
+            .command(&["GET", &key("starved", "budget")])
+            .as_deref(),
+        Some("$-1\r\n")
+    );
+}
+
+#[test]
+fn a_sync_retry_fn_on_the_only_worker_decides_within_the_timeout_with_redis_paused() {
+    let redis = Arc::new(RedisServer::start());
+    let url = redis.url();
+    let paused = Arc::clone(&redis);
+    let (attempts, stats) = on_own_thread("a sync #[retry] fn", move || {
+        let runtime = runtime(1);
+        runtime.block_on(async move {
+            let config = config(QUIET).timeout(STARVED_TIMEOUT);
+            let store = Store::connect_with(&url, config).await.unwrap();
+            assert!(store.is_up());
+            store.bind(&STARVED_MACRO, "starved-macro").unwrap();
+            paused.pause();
+            // The call runs on the runtime's only worker.
+            let attempts = tokio::spawn(async {
+                let attempts = AtomicU32::new(0);
+                assert!(starved_sync(&attempts).is_err());
+                attempts.into_inner()
+            })
+            .await
+            .expect("the call does not panic");
+            paused.resume();
+            (attempts, store.stats())
+        })
+    });
+    assert_eq!(attempts, 1 + 2);
+    assert_eq!(stats.local_decisions, 3, "{stats:?}");
+    assert!(!stats.up && stats.timeouts >= 1, "{stats:?}");
+}
+
+#[test]
+fn an_async_call_while_every_worker_of_the_store_s_runtime_is_busy_decides_within_the_timeout() {
+    static UP: RetryBudget = RetryBudget::with_capacity(10);
+    static PAUSED: RetryBudget = RetryBudget::with_capacity(10);
+    const ON_UP: Policy = Policy::new().max(100).base(Duration::ZERO).budget(&UP);
+    const ON_PAUSED: Policy = Policy::new().max(100).base(Duration::ZERO).budget(&PAUSED);
+    let redis = Arc::new(RedisServer::start());
+    let server = Arc::clone(&redis);
+    let answers = on_own_thread("an async call", move || {
+        let runtime = runtime(1);
+        runtime.block_on(async move {
+            let config = config(QUIET).timeout(STARVED_TIMEOUT);
+            let store = Store::connect_with(&server.url(), config).await.unwrap();
+            assert!(store.is_up());
+            store.bind(&UP, "starved-async").unwrap();
+            store.bind(&PAUSED, "starved-async-paused").unwrap();
+            let mut answers = Vec::new();
+            for (policy, pause) in [(ON_UP, false), (ON_PAUSED, true)] {
+                if pause {
+                    server.pause();
+                }
+                // The only worker is blocked; the call runs here, on the
+                // thread of `block_on`, which drives no task of the
+                // runtime and none of its timers.
+                let release = occupy_a_worker().await;
+                let attempts = failing(policy).await;
+                drop(release);
+                if pause {
+                    server.resume();
+                }
+                answers.push((attempts, store.stats()));
+                // Up again before the next one.
+                store.sync().await;
+            }
+            answers
+        })
+    });
+    for (attempts, stats) in &answers {
+        assert_eq!(*attempts, 1 + 2, "{stats:?}");
+        assert!(stats.timeouts >= 1, "{stats:?}");
+    }
+    assert_eq!(answers[0].1.local_decisions, 3, "{answers:?}");
+    assert_eq!(answers[1].1.local_decisions, 3 + 3, "{answers:?}");
+}
+
+#[test]
+fn an_async_call_while_a_current_thread_store_runtime_is_not_driven_decides_within_the_timeout() {
+    static BUDGET: RetryBudget = RetryBudget::with_capacity(10);
+    const POLICY: Policy = Policy::new().max(100).base(Duration::ZERO).budget(&BUDGET);
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let (attempts, stats) = on_own_thread("an async call", move || {
+        let store_runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let store = store_runtime.block_on(async move {
+            let config = config(QUIET).timeout(STARVED_TIMEOUT);
+            let store = Store::connect_with(&url, config).await.unwrap();
+            assert!(store.is_up());
+            store.bind(&BUDGET, "undriven").unwrap();
+            store
+        });
+        // The store's runtime is not driven from now on: this thread
+        // runs another one.
+        let caller = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let attempts = caller.block_on(failing(POLICY));
+        (attempts, store.stats())
+    });
+    assert_eq!(attempts, 1 + 2);
+    assert_eq!(stats.local_decisions, 3, "{stats:?}");
+    assert!(stats.timeouts >= 1, "{stats:?}");
+}

@@ -65,7 +65,11 @@
 //! # When Redis fails
 //!
 //! No decision waits longer than [`timeout`](StoreConfig::timeout)
-//! (default 50 ms) for Redis. A decision that fails or times out is taken
+//! (default 50 ms) for Redis, on any runtime or none: the bound is kept by
+//! a thread of the store's own (`tenacious-store-timer`), so a blocking
+//! call on the only worker of a busy runtime, or an async call while
+//! every worker of the store's runtime is blocked, still decides within
+//! it. A decision that fails or times out is taken
 //! by the guard's local state, and the store counts as down: until a
 //! `PING` every `refresh` answers again, every guard decides in process,
 //! without trying Redis. The change is logged once per transition
@@ -92,7 +96,7 @@ use std::fmt;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ::redis as rs;
 
@@ -101,6 +105,7 @@ mod budget;
 mod cooldown;
 mod scripts;
 mod throttle;
+mod timer;
 
 pub(crate) use breaker::BreakerSlot;
 pub(crate) use budget::BudgetSlot;
@@ -826,12 +831,30 @@ impl Link {
             if stuck {
                 return None;
             }
+            // Bounded on the store's own timer: the store's runtime may
+            // have no free worker to run the script or its timeout, and
+            // the caller's may drive no timer (a blocking call has none).
+            let deadline = Instant::now() + link.timeout;
             let handle = link.handle.clone();
-            handle
-                .spawn(async move { link.run::<T>(script, &key, &args).await })
-                .await
-                .ok()
-                .flatten()
+            let watched = Arc::clone(&link);
+            let task = handle.spawn(async move { link.run::<T>(script, &key, &args).await });
+            match (WithinDeadline {
+                task,
+                deadline,
+                armed: None,
+            })
+            .await
+            {
+                Some(answer) => answer.ok().flatten(),
+                None => {
+                    watched.counts.failures.fetch_add(1, Ordering::Relaxed);
+                    watched.counts.timeouts.fetch_add(1, Ordering::Relaxed);
+                    watched.went_down(
+                        "no answer within the timeout: the store's runtime has no free worker",
+                    );
+                    None
+                }
+            }
         }
     }
 
@@ -881,6 +904,53 @@ impl Link {
                 return;
             }
         }
+    }
+}
+
+/// A decision's task, awaited until `deadline` on the store's timer: `None`
+/// past it, the task aborted (one not yet started never reaches Redis).
+struct WithinDeadline<T> {
+    task: tokio::task::JoinHandle<T>,
+    deadline: Instant,
+    /// The waker the timer holds, so a poll with the same one adds none.
+    armed: Option<std::task::Waker>,
+}
+
+impl<T> Future for WithinDeadline<T> {
+    type Output = Option<Result<T, tokio::task::JoinError>>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        if let std::task::Poll::Ready(answer) = std::pin::Pin::new(&mut self.task).poll(cx) {
+            return std::task::Poll::Ready(Some(answer));
+        }
+        if Instant::now() >= self.deadline {
+            self.task.abort();
+            return std::task::Poll::Ready(None);
+        }
+        if !self
+            .armed
+            .as_ref()
+            .is_some_and(|armed| armed.will_wake(cx.waker()))
+        {
+            // A timer that cannot run (no thread) must not leave us waiting.
+            if !timer::wake_at(self.deadline, cx.waker()) {
+                self.task.abort();
+                return std::task::Poll::Ready(None);
+            }
+            self.armed = Some(cx.waker().clone());
+        }
+        std::task::Poll::Pending
+    }
+}
+
+impl<T> Drop for WithinDeadline<T> {
+    fn drop(&mut self) {
+        // A decision dropped (its call cancelled) is not taken in Redis
+        // if its script has not started.
+        self.task.abort();
     }
 }
 
