@@ -121,8 +121,13 @@ const BUCKET_SECONDS: f64 = 0.5;
 ///   Calls held by the window are released at the adaptive rate, not in a
 ///   burst at the reset.
 ///
-/// A start already given is never taken back. A wait on the provider's
-/// word is held to the policy's `max_retry_after`. A window's start is not
+/// A newer report replaces the window before it: what an older one held
+/// back (none left for an hour, say) is held no longer than the newer one
+/// says. A fixed window ends once its reset has passed and the calls have
+/// caught up with it. A reset longer than a day (a saturated or garbled
+/// header) says nothing of the window. A start already given is never
+/// taken back. A wait on the provider's word is held to the policy's
+/// `max_retry_after`. A window's start is not
 /// given back by a retry not made; its token is.
 ///
 /// A failed attempt's error gives its signals through
@@ -396,11 +401,21 @@ impl State {
     }
 
     /// The reported window: `remaining` requests until `reset` from `now`
-    /// (nanoseconds), out of `limit` if said.
+    /// (nanoseconds), out of `limit` if said. It replaces the window
+    /// before it: what an older report held back is held no longer than
+    /// this one says. A reset longer than [`MAX_RESET`] says nothing (a
+    /// saturated or garbled header): the fixed window before it ends, a
+    /// mirror keeps the rate it knows.
     fn report(&mut self, now: u64, remaining: u64, reset: Duration, limit: Option<u64>) {
+        if reset > MAX_RESET {
+            if !self.mirrored {
+                self.window_until = 0;
+                self.window_next = self.window_next.min(now);
+            }
+            return;
+        }
         let reset = saturating_nanos(reset);
         let until = now.saturating_add(reset);
-        self.window_until = self.window_until.max(until);
         if let Some(limit) = limit.filter(|&limit| limit > 0)
             && self.mirror(now, remaining, reset, limit)
         {
@@ -410,9 +425,15 @@ impl State {
         self.window_burst = 0;
         self.window_until = until;
         match reset.checked_div(remaining) {
-            Some(spacing) => self.window_spacing = spacing,
-            // None left: nothing starts before the reset.
-            None => self.window_next = self.window_next.max(until),
+            // The next start: no later than one of the new spacings on,
+            // whatever an older window held back.
+            Some(spacing) => {
+                self.window_spacing = spacing;
+                self.window_next = self.window_next.min(now.saturating_add(spacing));
+            }
+            // None left: nothing starts before the reset, and nothing
+            // waits past it.
+            None => self.window_next = until,
         }
     }
 
@@ -432,9 +453,13 @@ impl State {
                 self.rate_lo = self.rate_lo.max(lo);
                 self.rate_hi = self.rate_hi.min(hi);
             } else {
-                // The first report, or the provider's rate changed.
+                // The first report, or the provider's rate changed: what
+                // the old rate held back is held no longer than one start
+                // at the new one.
                 self.rate_lo = lo;
                 self.rate_hi = hi;
+                let spacing = nanos_ceil(2.0 / (lo + hi)).max(1);
+                self.window_next = self.window_next.min(now.saturating_add(spacing));
             }
         } else if !self.mirrored {
             return false;
@@ -466,6 +491,12 @@ impl State {
         }
     }
 }
+
+/// The longest reset a report is believed for: a day. A longer one (a
+/// saturated or garbled `x-ratelimit-reset-requests`) says nothing of the
+/// window, rather than holding every call of the process until it
+/// restarts.
+const MAX_RESET: Duration = Duration::from_secs(86_400);
 
 /// Seconds since the guards' epoch, as the adaptive rate keeps them.
 fn seconds(nanos: u64) -> f64 {
@@ -1221,12 +1252,19 @@ mod tests {
             ask(Duration::from_secs(1)),
             Admit::Wait(Duration::from_secs(2))
         );
+        // An hour's hold, capped at `max_retry_after`; a saturated reset
+        // says nothing.
         let throttle = Throttle::new();
-        throttle.report_at(t0, Signals::NONE.remaining(0).reset(Duration::MAX));
+        throttle.report_at(
+            t0,
+            Signals::NONE.remaining(0).reset(Duration::from_secs(3600)),
+        );
         assert_eq!(
             throttle.admit(&next(t0, Duration::ZERO, None)),
             Admit::Wait(Duration::from_secs(120))
         );
+        throttle.report_at(t0, Signals::NONE.remaining(0).reset(Duration::MAX));
+        assert_eq!(throttle.admit(&next(t0, Duration::ZERO, None)), Admit::Go);
         // A window without a reset, or a reset without a count, says nothing.
         let throttle = Throttle::new();
         throttle.report_at(t0, Signals::NONE.remaining(0));
