@@ -495,3 +495,77 @@ async fn a_bound_budget_whose_answer_a_guard_before_it_forestalled_gives_nothing
     // took nothing, and refunds nothing.
     assert_eq!(BUDGET.balance(), 0);
 }
+
+/// Waits (bounded) until the fleet's throttle of `name` has heard a
+/// report: its `hdr` field is 1.
+async fn reported(redis: &RedisServer, name: &str) -> bool {
+    let key = format!("tenacious:{{{name}}}:throttle");
+    for _ in 0..200 {
+        let hdr = redis.command(&["HGET", &key, "hdr"]);
+        if hdr.as_deref().is_some_and(|reply| reply.ends_with("1\r\n")) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_report_replaces_the_fleet_s_window_and_a_saturated_reset_says_nothing() {
+    use tenacious::{Signals, Throttle};
+    static A: Throttle = Throttle::new();
+    static B: Throttle = Throttle::new();
+    static C: Throttle = Throttle::new();
+    static D: Throttle = Throttle::new();
+    // A call that must start within 200 ms.
+    const PB: Policy = Policy::new()
+        .max(1)
+        .deadline(Duration::from_millis(200))
+        .throttle(&B);
+    const PD: Policy = Policy::new()
+        .max(1)
+        .deadline(Duration::from_millis(200))
+        .throttle(&D);
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&A, "newer").unwrap();
+    store.bind(&B, "newer").unwrap();
+    store.bind(&C, "saturated").unwrap();
+    store.bind(&D, "saturated").unwrap();
+
+    // None left for an hour, then 50 left over a second: the newer one
+    // paces the fleet.
+    A.report(Signals::NONE.remaining(0).reset(Duration::from_secs(3600)));
+    assert!(reported(&redis, "newer").await);
+    A.report(Signals::NONE.remaining(50).reset(Duration::from_secs(1)));
+    let mut rate = 0.0;
+    for _ in 0..200 {
+        rate = redis
+            .command(&["HGET", "tenacious:{newer}:throttle", "rate"])
+            .and_then(|reply| reply.lines().nth(1).and_then(|n| n.parse::<f64>().ok()))
+            .unwrap_or(0.0);
+        if rate >= 1.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(rate >= 1.0, "the newer report's rate: {rate}");
+    store.sync().await;
+    let result: Result<(), Failure<io::Error>> = PB.retry(|| async { Ok(()) }).await;
+    assert!(result.is_ok(), "{result:?}");
+
+    // A saturated reset (x-ratelimit-reset-requests of u64::MAX seconds)
+    // with none left: no window, fleet-wide either.
+    C.report(Signals::NONE.remaining(0).reset(Duration::MAX));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    store.sync().await;
+    assert_eq!(
+        redis
+            .command(&["HGET", "tenacious:{saturated}:throttle", "hdr"])
+            .as_deref(),
+        Some("$-1\r\n"),
+        "the saturated report reached the fleet's throttle"
+    );
+    let result: Result<(), Failure<io::Error>> = PD.retry(|| async { Ok(()) }).await;
+    assert!(result.is_ok(), "{result:?}");
+}

@@ -496,7 +496,7 @@ impl State {
 /// saturated or garbled `x-ratelimit-reset-requests`) says nothing of the
 /// window, rather than holding every call of the process until it
 /// restarts.
-const MAX_RESET: Duration = Duration::from_secs(86_400);
+pub(crate) const MAX_RESET: Duration = Duration::from_secs(86_400);
 
 /// Seconds since the guards' epoch, as the adaptive rate keeps them.
 fn seconds(nanos: u64) -> f64 {

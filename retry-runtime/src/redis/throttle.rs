@@ -194,6 +194,11 @@ impl SharedThrottle {
     /// success's headers handed to [`Throttle::report`].
     pub(crate) fn report(&'static self, signals: crate::Signals) {
         if let (Some(remaining), Some(reset)) = (signals.get_remaining(), signals.get_reset()) {
+            if reset > crate::throttle::MAX_RESET {
+                // A saturated or garbled reset says nothing of the window,
+                // fleet-wide as in process.
+                return;
+            }
             let limit = signals.get_limit().unwrap_or(0);
             if !reset.is_zero() && (limit == 0 || remaining < limit) {
                 // What the fleet's throttle turns on at (the script's op 3).
