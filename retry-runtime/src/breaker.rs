@@ -45,10 +45,12 @@ const TAG_MASK: u64 = 0xFFFF_FFFF;
 ///   attempts and refuses the others. When that many succeed, it closes
 ///   with a fresh window; one counted failure opens it again for
 ///   `open_for`. A probe not made (a later guard, or the deadline, stopped
-///   its call) gives its slot back. A probe answered with an error that
+///   its call, or its call was dropped while it waited) gives its slot
+///   back, and so does one whose call is dropped during its attempt (a
+///   caller's timeout, a `select!`). A probe answered with an error that
 ///   says nothing of health (rate limited, invalid) keeps its slot, as does
-///   one that never reports (its call was dropped): every slot is freed
-///   after another `open_for`. (The breaker cannot tell a probe's outcome
+///   one that never reports (its process died): every slot is freed after
+///   another `open_for`. (The breaker cannot tell a probe's outcome
 ///   from another attempt's: any success seen while half-open counts
 ///   towards closing it, any `NotMade` gives a slot back.)
 ///

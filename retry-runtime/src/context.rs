@@ -61,6 +61,7 @@ impl<'p> Engine<'p> {
     /// The context of the next attempt (see [`Attempt`](crate::Attempt)).
     #[inline]
     pub(crate) fn frame(&mut self) -> Frame<'_, 'p> {
+        self.attempt_starts();
         Frame {
             engine: self,
             unnamed_calls: 0,

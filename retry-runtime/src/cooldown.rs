@@ -185,7 +185,22 @@ impl Guard for Cooldown {
     /// does not: it is the throttle's and the breaker's to hear, and the
     /// call's own hint still holds that call. Bound to a store (feature
     /// `redis`), the hint closes the fleet's cooldown too.
+    ///
+    /// A call that waited for its turn and is not made (dropped while it
+    /// waits, or stopped by a later guard) gives a turn back: the queue's
+    /// last turn moves one `spacing` earlier, never before the cooldown
+    /// reopens (the calls still waiting keep theirs).
     fn observe(&self, outcome: &Outcome) {
+        if outcome.result == AttemptResult::NotMade {
+            let floor = since_epoch(outcome.now).max(self.until.load(Ordering::Acquire));
+            let spacing = self.spacing;
+            let _ =
+                self.next_release
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |release| {
+                        (release > floor).then(|| release.saturating_sub(spacing).max(floor))
+                    });
+            return;
+        }
         if let AttemptResult::Failure {
             class: ErrorClass::RateLimited,
             hint: Some(hint),

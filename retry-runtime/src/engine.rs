@@ -99,6 +99,18 @@ const BUDGET_LATER: u16 = 128;
 /// nanoseconds, how long after the refusal that guard would admit again
 /// (see [`Engine::retry_in`]).
 const RETRY_IN: u16 = 256;
+/// The guards hold what they took for the next attempt, which has not
+/// started: a call dropped now (a caller's timeout, a `select!`) gives it
+/// back ([`Engine`]'s `Drop`). Set at a retry's decision and by the pacer,
+/// cleared when the attempt starts ([`Engine::attempt_starts`]) or the
+/// call gives up before it.
+const OWED: u16 = 512;
+/// An attempt runs whose call holds a half-open breaker's probe slot
+/// (`PROBING`): dropped, the call gives the slot back.
+const IN_FLIGHT: u16 = 1024;
+/// The call holds a probe slot of the policy's breaker for the next
+/// attempt (taken at the retry's decision or by the pacer).
+const PROBING: u16 = 2048;
 /// Where the flags keep the guards of the chain (a bit each, by their place
 /// in `Policy::chain`) that hold what they took at a retry's decision.
 const HELD_SHIFT: u32 = 12;
@@ -253,6 +265,8 @@ impl<'p> Engine<'p> {
         N: NotifyFn<E>,
         F: FnMut(u32, &E, ErrorClass, Option<Duration>),
     {
+        // An attempt's result: it was made, whatever its driver said.
+        self.flags &= !(IN_FLIGHT | OWED);
         match result {
             Ok(value) => {
                 self.succeeded();
@@ -557,7 +571,23 @@ impl<'p> Engine<'p> {
             let Some(guard) = guard else { continue };
             next.wait = Duration::from_nanos(wait);
             let before = wait;
-            match ask(*guard, &next) {
+            let admit = if at == 0
+                && let Some(breaker) = policy.get_breaker()
+            {
+                if let Some(record) = guard.record() {
+                    record.register();
+                }
+                let (admit, probe) = breaker.admit_holding(&next, None);
+                if probe.is_some() {
+                    self.flags |= PROBING;
+                } else {
+                    self.flags &= !PROBING;
+                }
+                admit
+            } else {
+                ask(*guard, &next)
+            };
+            match admit {
                 Admit::Go => {}
                 Admit::Wait(more) => {
                     let more = backoff::saturating_nanos(more);
@@ -608,8 +638,12 @@ impl<'p> Engine<'p> {
         if again != 0 {
             self.flags |= PACE;
         }
-        self.flags =
-            (self.flags & !(u16::from(ALL_HELD) << HELD_SHIFT)) | u16::from(held) << HELD_SHIFT;
+        if held & GIVEN_BACK_ON_WAIT == 0 {
+            self.flags &= !PROBING;
+        }
+        self.flags = (self.flags & !(u16::from(ALL_HELD) << HELD_SHIFT))
+            | u16::from(held) << HELD_SHIFT
+            | OWED;
         if after_timeout {
             self.flags |= AFTER_TIMEOUT;
         } else {
@@ -734,6 +768,53 @@ impl<'p> Engine<'p> {
         self.flags &= !PACE;
     }
 
+    /// The pacer holds what the chain's guards in `held` took for the
+    /// next attempt, and a probe slot of the breaker if `probing`: given
+    /// back if the call is dropped before the attempt starts.
+    pub(crate) fn owe(&mut self, held: u8, probing: bool) {
+        self.flags = (self.flags & !(u16::from(ALL_HELD) << HELD_SHIFT | PROBING))
+            | u16::from(held) << HELD_SHIFT
+            | OWED;
+        if probing {
+            self.flags |= PROBING;
+        }
+    }
+
+    /// The attempt starts: what the guards took for it is spent, but a
+    /// probe slot, which a dropped attempt gives back.
+    #[inline]
+    pub(crate) fn attempt_starts(&mut self) {
+        if self.flags & OWED != 0 {
+            self.flags &= !OWED;
+            if self.flags & PROBING != 0 {
+                self.flags |= IN_FLIGHT;
+            }
+        }
+    }
+
+    /// The call was dropped while the guards held something for it:
+    /// before the attempt started, every guard that admitted it hears it
+    /// was not made (a throttle's token, a cooldown's turn, a probe slot,
+    /// a retry's budget token go back); during it, the breaker whose
+    /// probe slot it held.
+    #[cold]
+    #[inline(never)]
+    fn dropped(&self) {
+        let held = (self.flags >> HELD_SHIFT) as u8 & ALL_HELD;
+        if self.flags & OWED != 0 {
+            let budget = self.attempts > 0 && !self.has(BUDGET_LATER);
+            self.tell_not_made(held, budget);
+        } else if self.flags & IN_FLIGHT != 0 {
+            self.tell_guards_in(
+                self.attempts.saturating_add(1),
+                AttemptResult::NotMade,
+                Signals::NONE,
+                held & GIVEN_BACK_ON_WAIT,
+                false,
+            );
+        }
+    }
+
     /// Whether the policy's guards are to be asked before the next
     /// attempt: before the first, or when one asked to be at a retry's
     /// decision. (Read from the policy, not set as a flag when the call
@@ -809,6 +890,7 @@ impl<'p> Engine<'p> {
         held: u8,
     ) {
         self.stop = Some(reason);
+        self.flags &= !(OWED | PROBING);
         let mut held = held;
         if let Some(at) = refused_by {
             held &= !(1 << at);
@@ -991,6 +1073,17 @@ impl<'p> Engine<'p> {
     #[must_use]
     pub const fn stop_reason(&self) -> Option<StopReason> {
         self.stop
+    }
+}
+
+impl Drop for Engine<'_> {
+    /// A call dropped while the guards hold something for it gives it
+    /// back (see `OWED`): one test of the flags otherwise.
+    #[inline]
+    fn drop(&mut self) {
+        if self.flags & (OWED | IN_FLIGHT) != 0 {
+            self.dropped();
+        }
     }
 }
 

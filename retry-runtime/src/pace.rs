@@ -175,11 +175,13 @@ impl Pacer {
                 Then::Next => {
                     *this.held |= bit;
                     *this.at += 1;
+                    engine.owe(*this.held, *this.probing);
                 }
                 Then::Wait(delay) => {
                     let given_back = given_back(*this.held, bit, *this.probing);
                     engine.tell_not_made(given_back, false);
                     *this.held = (*this.held & !given_back) | bit;
+                    engine.owe(*this.held, *this.probing);
                     *this.timer = Some(Box::pin(sleep(delay)));
                 }
                 Then::Stop => {
@@ -220,11 +222,13 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
             Then::Next => {
                 held |= bit;
                 at += 1;
+                engine.owe(held, probe.is_some());
             }
             Then::Wait(delay) => {
                 let given_back = given_back(held, bit, probe.is_some());
                 engine.tell_not_made(given_back, false);
                 held = (held & !given_back) | bit;
+                engine.owe(held, probe.is_some());
                 sleep_blocking(delay);
             }
             Then::Stop => {

@@ -123,6 +123,7 @@ impl<'p, E: Classify> Polled<'p, E> {
         *this.last = None;
         *this.unnamed_calls = 0;
         *this.phase = Phase::Attempting;
+        this.engine.attempt_starts();
         Poll::Ready(Ok(()))
     }
 
