@@ -47,3 +47,73 @@ async fn a_refused_hint_closes_the_cooldown_no_longer_than_the_policy_waits() {
     tokio::time::advance(Duration::from_secs(86_400)).await;
     assert_eq!(PROVIDER.reopens_in_at(now()), Duration::ZERO);
 }
+
+static UNBOUNDED: Cooldown = Cooldown::new();
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_that_honours_any_hint_still_closes_no_cooldown_past_a_year_and_an_operator_reopens_it()
+ {
+    // No `max_retry_after` to hold the hint to: the guard's own bound.
+    let policy = tenacious::Policy::new()
+        .max(1)
+        .max_retry_after(Duration::MAX)
+        .cooldown(&UNBOUNDED);
+    let answer: Result<(), HttpError> = policy.retry(|| async { Err(hostile()) }).await;
+    assert!(answer.is_err());
+    let reopens_in = UNBOUNDED.reopens_in_at(now());
+    assert!(
+        reopens_in > Duration::from_secs(86_400) && reopens_in <= Duration::from_secs(366 * 86_400),
+        "closed for {reopens_in:?}"
+    );
+    // An operator reopens it: the next call goes at once.
+    UNBOUNDED.reopen();
+    assert_eq!(UNBOUNDED.reopens_in_at(now()), Duration::ZERO);
+    let started = Instant::now();
+    let answer: Result<(), HttpError> = policy.retry(|| async { Ok(()) }).await;
+    assert!(answer.is_ok());
+    assert_eq!(started.elapsed(), Duration::ZERO);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_operator_resets_a_breaker_a_throttle_and_a_budget_by_hand() {
+    use tenacious::{Breaker, BreakerState, RetryBudget, Throttle};
+    static BREAKER: Breaker = Breaker::new().min_throughput(1);
+    static THROTTLE: Throttle = Throttle::new();
+    static BUDGET: RetryBudget = RetryBudget::with_capacity(10);
+    let unavailable = || HttpError::new(StatusCode::SERVICE_UNAVAILABLE);
+    let policy = tenacious::Policy::new()
+        .max(3)
+        .base(Duration::ZERO)
+        .breaker(&BREAKER)
+        .throttle(&THROTTLE)
+        .budget(&BUDGET);
+    let answer: Result<(), HttpError> = policy.retry(|| async { Err(unavailable()) }).await;
+    assert!(answer.is_err());
+    assert_eq!(BREAKER.state_at(now()), BreakerState::Open);
+    let spend = tenacious::Policy::new()
+        .max(2)
+        .base(Duration::ZERO)
+        .budget(&BUDGET);
+    let answer: Result<(), HttpError> = spend.retry(|| async { Err(unavailable()) }).await;
+    assert!(answer.is_err());
+    assert!(BUDGET.balance() < 10);
+    let limited: Result<(), HttpError> = tenacious::Policy::new()
+        .max(1)
+        .throttle(&THROTTLE)
+        .retry(|| async { Err(HttpError::new(StatusCode::TOO_MANY_REQUESTS)) })
+        .await;
+    assert!(limited.is_err());
+    assert!(THROTTLE.stats().rate.is_some());
+    BREAKER.reset();
+    THROTTLE.reset();
+    BUDGET.refill();
+    assert_eq!(BREAKER.state_at(now()), BreakerState::Closed);
+    assert_eq!(BREAKER.admits_in(), Duration::ZERO);
+    assert_eq!(THROTTLE.stats().rate, None);
+    assert_eq!(BUDGET.balance(), 10);
+    // The next call goes at once.
+    let started = Instant::now();
+    let answer: Result<(), HttpError> = policy.retry(|| async { Ok(()) }).await;
+    assert!(answer.is_ok(), "{answer:?}");
+    assert_eq!(started.elapsed(), Duration::ZERO);
+}

@@ -569,3 +569,123 @@ async fn a_newer_report_replaces_the_fleet_s_window_and_a_saturated_reset_says_n
     let result: Result<(), Failure<io::Error>> = PD.retry(|| async { Ok(()) }).await;
     assert!(result.is_ok(), "{result:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saturated_hint_stores_no_time_past_a_year_and_a_reopen_by_hand_reopens_the_fleet() {
+    static A: Cooldown = Cooldown::new();
+    static B: Cooldown = Cooldown::new();
+    // No `max_retry_after` to hold the hint to.
+    const PA: Policy = Policy::new()
+        .max(1)
+        .max_retry_after(Duration::MAX)
+        .cooldown(&A);
+    const PB: Policy = Policy::new()
+        .max(1)
+        .deadline(Duration::from_secs(1))
+        .cooldown(&B);
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&A, "hostile").unwrap();
+    store.bind(&B, "hostile").unwrap();
+    let hostile =
+        HttpError::new(StatusCode::TOO_MANY_REQUESTS).with_retry_after(Some(Duration::MAX));
+    let _ = PA
+        .retry(|| {
+            let hostile = hostile.clone();
+            async move { Err::<(), _>(hostile) }
+        })
+        .await;
+    let field = |name: &str| {
+        redis
+            .command(&["HGET", "tenacious:{hostile}:cooldown", name])
+            .and_then(|r| r.lines().nth(1).map(str::to_owned))
+            .and_then(|n| n.parse::<i64>().ok())
+    };
+    let mut until = None;
+    for _ in 0..200 {
+        until = field("u");
+        if until.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Server time in µs, about now: closed for at most a year, written as
+    // a time (before: a negative one, `now + i64::MAX` overflowed).
+    let until = until.expect("A's closing reached Redis");
+    let now_us = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros(),
+    )
+    .unwrap();
+    let year_us = 366 * 86_400 * 1_000_000_i64;
+    assert!(
+        until > now_us + 86_400 * 1_000_000 && until <= now_us + year_us + 60_000_000,
+        "closed until {until} (now {now_us})"
+    );
+    let ttl = redis
+        .command(&["PTTL", "tenacious:{hostile}:cooldown"])
+        .and_then(|r| r.trim_start_matches(':').trim().parse::<i64>().ok())
+        .unwrap();
+    assert!(
+        ttl > 0 && ttl <= year_us / 1000 + 86_400_000,
+        "ttl {ttl} ms"
+    );
+    store.sync().await;
+    assert!(B.is_closed(), "B mirrors the fleet's closing");
+    // An operator reopens it in one process: the fleet's reopens.
+    A.reopen();
+    for _ in 0..200 {
+        if field("u").is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(field("u"), None, "the fleet's cooldown was not reopened");
+    store.sync().await;
+    assert!(!B.is_closed());
+    let answer: Result<(), HttpError> = PB.retry(|| async { Ok(()) }).await;
+    assert!(answer.is_ok(), "{answer:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_breaker_reset_by_hand_closes_the_fleet_s() {
+    use tenacious::{Breaker, BreakerState};
+    static A: Breaker = Breaker::new().min_throughput(2);
+    static B: Breaker = Breaker::new().min_throughput(2);
+    const PA: Policy = Policy::new().max(1).breaker(&A);
+    const PB: Policy = Policy::new().max(1).breaker(&B);
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&A, "reset").unwrap();
+    store.bind(&B, "reset").unwrap();
+    for _ in 0..2 {
+        let _ = PA.retry(|| async { Err::<(), _>(down()) }).await;
+    }
+    store.sync().await;
+    let refused = PB.retry_failure(|| async { Ok::<(), io::Error>(()) }).await;
+    assert_eq!(
+        refused.unwrap_err().stop_reason(),
+        StopReason::CircuitOpen,
+        "the fleet's breaker is open"
+    );
+    B.reset();
+    let mut gone = false;
+    for _ in 0..200 {
+        if redis
+            .command(&["EXISTS", "tenacious:{reset}:breaker"])
+            .as_deref()
+            == Some(":0\r\n")
+        {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(gone, "the fleet's breaker was not reset");
+    store.sync().await;
+    let answer = PA.retry_failure(|| async { Ok::<(), io::Error>(()) }).await;
+    assert!(answer.is_ok(), "{answer:?}");
+    assert_eq!(A.state(), BreakerState::Closed);
+}

@@ -359,6 +359,9 @@ impl Breaker {
 
     /// Where it stands at `now`, an instant of the calls' clock (for an
     /// async call on tokio's clock, `tokio::time::Instant::now().into_std()`).
+    /// Bound to a store that is up (feature `redis`), the fleet's breaker,
+    /// as last read: what its decisions follow. So is
+    /// [`admits_in_at`](Breaker::admits_in_at).
     ///
     /// ```
     /// use std::time::Instant;
@@ -368,6 +371,12 @@ impl Breaker {
     /// ```
     #[must_use]
     pub fn state_at(&self, now: Instant) -> BreakerState {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get()
+            && shared.link.is_up()
+        {
+            return shared.view(now).0;
+        }
         match self.opened.load(Ordering::Acquire) {
             0 => BreakerState::Closed,
             opened if since_epoch(now) < opened.saturating_add(self.open_for) => BreakerState::Open,
@@ -426,6 +435,12 @@ impl Breaker {
     /// ```
     #[must_use]
     pub fn admits_in_at(&self, now: Instant) -> Duration {
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get()
+            && shared.link.is_up()
+        {
+            return shared.view(now).1;
+        }
         let opened = self.opened.load(Ordering::Acquire);
         if opened == 0 {
             return Duration::ZERO;
@@ -442,6 +457,32 @@ impl Breaker {
             // `admit_open` frees the slots then.
             let freed_at = half_open_at.saturating_add(self.open_for);
             Duration::from_nanos(freed_at.saturating_sub(now))
+        }
+    }
+
+    /// Closes it now, by hand, with a fresh window and no probe out: for
+    /// an operator who knows the provider is serving again (or a test).
+    /// Its statistics stay. Bound to a store (feature `redis`), the
+    /// fleet's breaker closes too, in every process at its next read.
+    ///
+    /// ```
+    /// use tenacious::{Breaker, BreakerState};
+    ///
+    /// static PROVIDER: Breaker = Breaker::new();
+    /// PROVIDER.reset();
+    /// assert_eq!(PROVIDER.state(), BreakerState::Closed);
+    /// ```
+    pub fn reset(&self) {
+        self.opened.store(0, Ordering::Release);
+        self.probes_out.store(0, Ordering::Release);
+        for bucket in &self.buckets {
+            bucket.store(0, Ordering::Release);
+        }
+        self.origin.store(0, Ordering::Release);
+        self.record.changed("reset by hand");
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get() {
+            shared.reset();
         }
     }
 

@@ -117,6 +117,25 @@ impl RetryBudget {
         self.balance.load(Ordering::Relaxed)
     }
 
+    /// Fills the bucket now, by hand: for an operator after an outage the
+    /// budget rightly drained, once the provider serves again. Bound to a
+    /// store (feature `redis`), the fleet's bucket is filled too.
+    ///
+    /// ```
+    /// use tenacious::RetryBudget;
+    ///
+    /// static BUDGET: RetryBudget = RetryBudget::with_capacity(50);
+    /// BUDGET.refill();
+    /// assert_eq!(BUDGET.balance(), 50);
+    /// ```
+    pub fn refill(&self) {
+        self.balance.store(self.capacity, Ordering::Relaxed);
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get() {
+            shared.reset();
+        }
+    }
+
     /// The most tokens the bucket holds.
     #[must_use]
     pub const fn capacity(&self) -> u32 {

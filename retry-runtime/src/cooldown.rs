@@ -132,6 +132,30 @@ impl Cooldown {
         let until = self.until.load(Ordering::Acquire);
         Duration::from_nanos(until.saturating_sub(since_epoch(now)))
     }
+
+    /// Reopens it now, by hand: for an operator who knows the provider is
+    /// serving again before its hint ran out. Its queue of turns is
+    /// emptied (calls already waiting keep the wait they were given; the
+    /// next calls go at once). Bound to a store (feature `redis`), the
+    /// fleet's cooldown reopens too, in every process at its next read.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use tenacious::Cooldown;
+    ///
+    /// static OPENAI: Cooldown = Cooldown::new();
+    /// OPENAI.reopen();
+    /// assert!(OPENAI.reopens_in_at(Instant::now()).is_zero());
+    /// ```
+    pub fn reopen(&self) {
+        self.until.store(0, Ordering::Release);
+        self.next_release.store(0, Ordering::Release);
+        self.record.changed("reopened by hand");
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get() {
+            shared.reset();
+        }
+    }
 }
 
 impl Default for Cooldown {
@@ -210,7 +234,9 @@ impl Guard for Cooldown {
             && !outcome.signals.is_overloaded()
         {
             let now = since_epoch(outcome.now);
-            let until = now.saturating_add(saturating_nanos(hint));
+            // Held to the longest any guard holds calls back: no hint
+            // closes it for centuries.
+            let until = now.saturating_add(saturating_nanos(hint.min(crate::guard::LONGEST_HOLD)));
             if self.until.fetch_max(until, Ordering::AcqRel) <= now {
                 // It was open: this hint closed it.
                 self.record.changed("closed");

@@ -342,6 +342,12 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for ByAddress<T> {
     }
 }
 
+/// The longest a guard holds calls back for one report or hint: 366 days.
+/// A cooldown closes, and a script stores a time, no further ahead than
+/// this (a saturated `Retry-After` under a policy whose `max_retry_after`
+/// is `Duration::MAX` used to close one for 584 years).
+pub(crate) const LONGEST_HOLD: Duration = Duration::from_secs(366 * 86_400);
+
 thread_local! {
     /// Whether this thread is in [`block_on`]: a guard's future that needs
     /// a runtime to make progress can tell it would wait on itself when

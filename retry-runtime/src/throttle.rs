@@ -672,6 +672,34 @@ impl Throttle {
         self.max_rate
     }
 
+    /// Turns it off now, by hand, forgetting its rate and any reported
+    /// window: for an operator who knows the provider's limit was raised
+    /// (or a test). Calls already waiting keep the wait they were given;
+    /// the next calls go at once, until a throttling response or a report
+    /// turns it on again. Bound to a store (feature `redis`), the fleet's
+    /// throttle is turned off too.
+    ///
+    /// ```
+    /// use tenacious::Throttle;
+    ///
+    /// static OPENAI: Throttle = Throttle::new();
+    /// OPENAI.reset();
+    /// assert_eq!(OPENAI.stats().rate, None);
+    /// ```
+    pub fn reset(&self) {
+        {
+            let mut state = self.lock();
+            *state = State::new();
+        }
+        self.engaged.store(false, Ordering::Release);
+        self.rate.store(0, Ordering::Release);
+        self.record.changed("reset by hand");
+        #[cfg(feature = "redis")]
+        if let Some(shared) = self.shared.get() {
+            shared.reset();
+        }
+    }
+
     /// Its counts and current rates (atomics only, no lock).
     ///
     /// ```

@@ -5,7 +5,7 @@
 //! probes across the fleet.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::scripts::BREAKER_SCRIPT;
 use super::{BREAKER_IDLE, BindError, BoxedSync, Link, Member, Shareable, Slot, micros};
@@ -31,6 +31,16 @@ pub(crate) struct SharedBreaker {
 pub(crate) type BreakerSlot = Slot<SharedBreaker>;
 
 impl SharedBreaker {
+    /// Closes the fleet's breaker (see [`Breaker::reset`]): its mirror at
+    /// once, the key deleted in the background.
+    pub(crate) fn reset(&'static self) {
+        self.state.store(CLOSED, Ordering::Release);
+        self.open_until.store(0, Ordering::Release);
+        self.failures.store(0, Ordering::Release);
+        self.outcomes.store(0, Ordering::Release);
+        super::forget(&self.link, &self.key);
+    }
+
     fn args(&self, op: i64, failures: u32, outcomes: u32) -> Vec<i64> {
         let b = self.breaker;
         #[allow(clippy::cast_possible_truncation)]
@@ -61,6 +71,22 @@ impl SharedBreaker {
                 _ => "half_open",
             };
             self.breaker.record.changed(name);
+        }
+    }
+
+    /// Where the fleet's breaker stands at `now`, as last read, and how
+    /// long until it admits again (zero once half-open: whether a probe
+    /// slot is free is the fleet's to answer). What the breaker reports
+    /// while bound and the store is up, as its decisions are the fleet's.
+    pub(crate) fn view(&self, now: Instant) -> (crate::BreakerState, Duration) {
+        let now = since_epoch(now);
+        match self.state.load(Ordering::Acquire) {
+            CLOSED => (crate::BreakerState::Closed, Duration::ZERO),
+            OPEN if self.open_until.load(Ordering::Acquire) > now => (
+                crate::BreakerState::Open,
+                Duration::from_nanos(self.open_until.load(Ordering::Acquire) - now),
+            ),
+            _ => (crate::BreakerState::HalfOpen, Duration::ZERO),
         }
     }
 

@@ -21,6 +21,14 @@ pub(crate) struct SharedBudget {
 pub(crate) type BudgetSlot = Slot<SharedBudget>;
 
 impl SharedBudget {
+    /// Fills the fleet's bucket (see [`RetryBudget::refill`]): its mirror
+    /// at once, the key deleted in the background (a missing one is full).
+    pub(crate) fn reset(&'static self) {
+        self.pending.store(0, Ordering::Release);
+        self.balance.store(self.capacity, Ordering::Release);
+        super::forget(&self.link, &self.key);
+    }
+
     /// A retry's tokens from the fleet's bucket: `None` when Redis is down
     /// (the local bucket pays).
     pub(crate) fn take<'a>(&'static self, local: &'a RetryBudget, cost: u32) -> PendingAdmit<'a> {

@@ -17,6 +17,10 @@ pub(crate) struct SharedCooldown {
     pub(crate) link: Arc<Link>,
     key: Arc<str>,
     cooldown: &'static Cooldown,
+    /// When this process last closed it (guard epoch nanoseconds): until
+    /// its closing has surely reached Redis, a read does not reopen the
+    /// mirror.
+    closed_here: std::sync::atomic::AtomicU64,
 }
 
 pub(crate) type CooldownSlot = Slot<SharedCooldown>;
@@ -41,6 +45,37 @@ impl SharedCooldown {
                 .next_release
                 .fetch_max(now.saturating_add(nanos(queued)), Ordering::AcqRel);
         }
+    }
+
+    /// Mirrors a read of the fleet's cooldown, which the fleet's word
+    /// governs: one reopened (by hand, [`Cooldown::reopen`], in any
+    /// process) reopens the mirror, unless this process closed it since
+    /// the read may have left (a few store timeouts).
+    fn follow(&self, now: Instant, closed: i64, queued: i64) {
+        let at = since_epoch(now);
+        let settled = crate::backoff::saturating_nanos(self.link.timeout().saturating_mul(4));
+        if self
+            .closed_here
+            .load(Ordering::Acquire)
+            .saturating_add(settled)
+            < at
+        {
+            let nanos = |us: i64| crate::backoff::saturating_nanos(from_micros(us));
+            let until = if closed > 0 {
+                at.saturating_add(nanos(closed))
+            } else {
+                0
+            };
+            let release = if queued > 0 {
+                at.saturating_add(nanos(queued))
+            } else {
+                0
+            };
+            self.cooldown.until.store(until, Ordering::Release);
+            self.cooldown.next_release.store(release, Ordering::Release);
+            return;
+        }
+        self.mirror(now, closed, queued);
     }
 
     /// A waiter's turn in the fleet's queue.
@@ -83,9 +118,16 @@ impl SharedCooldown {
         })
     }
 
+    /// Reopens the fleet's cooldown (see [`Cooldown::reopen`]).
+    pub(crate) fn reset(&'static self) {
+        super::forget(&self.link, &self.key);
+    }
+
     /// Closes the fleet's cooldown for `hint` from the server's now.
     pub(crate) fn close(&'static self, hint: Duration) {
         let sent = Instant::now();
+        self.closed_here
+            .fetch_max(since_epoch(sent), Ordering::AcqRel);
         self.link.push::<(i64, i64), _>(
             &COOLDOWN_SCRIPT,
             &self.key,
@@ -104,7 +146,7 @@ impl Member for SharedCooldown {
                 .run::<(i64, i64)>(&COOLDOWN_SCRIPT, &self.key, &[0, 0, 0, 0, idle()])
                 .await
             {
-                self.mirror(now, closed, queued);
+                self.follow(now, closed, queued);
             }
         })
     }
@@ -136,6 +178,7 @@ impl Shareable for Cooldown {
             link: Arc::clone(link),
             key: key.into(),
             cooldown: self,
+            closed_here: std::sync::atomic::AtomicU64::new(0),
         })?;
         link.join(shared);
         Ok(())

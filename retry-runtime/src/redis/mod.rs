@@ -685,6 +685,11 @@ fn answered(error: &rs::RedisError) -> bool {
 }
 
 impl Link {
+    /// How long a decision waits for Redis.
+    pub(crate) const fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     pub(crate) fn is_up(&self) -> bool {
         self.up.load(Ordering::Acquire)
     }
@@ -1019,9 +1024,16 @@ impl<T> fmt::Debug for Slot<T> {
     }
 }
 
-/// Microseconds of `d`, saturating at `i64::MAX`.
+/// Microseconds of `d`, held to [`LONGEST_HOLD`](crate::guard::LONGEST_HOLD):
+/// no script is asked to store a time further ahead (a server's `now`
+/// plus `i64::MAX` overflowed into a negative time).
 pub(crate) fn micros(d: Duration) -> i64 {
-    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+    i64::try_from(d.min(crate::guard::LONGEST_HOLD).as_micros()).unwrap_or(i64::MAX)
+}
+
+/// Deletes `key` in the background: its guard starts afresh fleet-wide.
+pub(crate) fn forget(link: &Arc<Link>, key: &Arc<str>) {
+    link.push::<i64, _>(&scripts::RESET_SCRIPT, key, Vec::new(), |_| {});
 }
 
 /// The duration of `us` microseconds from a script (0 for a negative one).

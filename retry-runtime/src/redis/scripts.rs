@@ -22,6 +22,9 @@ local function num(x)
   if n and n == n and n > -math.huge and n < math.huge then return n end
   return nil
 end
+-- The longest time ahead a script stores (366 days, as the guards' own
+-- `LONGEST_HOLD`): a time read or asked beyond it is held to it.
+local far = now + 31622400000000
 local function load(key)
   local flat = redis.call('HGETALL', key)
   local s = {}
@@ -61,15 +64,15 @@ return {ok, b}
 /// Answers read and close `{closed for, queued for}`; turn `{code, wait,
 /// closed for}`, code 2 open (go), 1 wait, 0 too long (stop).
 const COOLDOWN: &str = r"
-local u = num(redis.call('HGET', KEYS[1], 'u')) or 0
-local r = num(redis.call('HGET', KEYS[1], 'r')) or 0
+local u = math.min(num(redis.call('HGET', KEYS[1], 'u')) or 0, far)
+local r = math.min(num(redis.call('HGET', KEYS[1], 'r')) or 0, far)
 local op = ARGV[1]
 local idle = tonumber(ARGV[5])
 local function keep(last)
   redis.call('PEXPIRE', KEYS[1], math.floor(math.max(last - now, 0) / 1000) + idle)
 end
 if op == '1' then
-  local nu = now + tonumber(ARGV[2])
+  local nu = math.min(now + tonumber(ARGV[2]), far)
   if nu > u then
     u = nu
     redis.call('HSET', KEYS[1], 'u', d(u))
@@ -347,4 +350,11 @@ fn script(body: &str) -> Script {
 pub(crate) static BUDGET_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(BUDGET));
 pub(crate) static COOLDOWN_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(COOLDOWN));
 pub(crate) static THROTTLE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(THROTTLE));
+/// `KEYS[1]`: any guard's key, deleted: the guard starts afresh fleet-wide
+/// (a missing key is a fresh guard).
+const RESET: &str = r"
+return redis.call('DEL', KEYS[1])
+";
+
+pub(crate) static RESET_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(RESET));
 pub(crate) static BREAKER_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(BREAKER));

@@ -47,6 +47,18 @@ pub(crate) struct SharedThrottle {
 pub(crate) type ThrottleSlot = Slot<SharedThrottle>;
 
 impl SharedThrottle {
+    /// Turns the fleet's throttle off (see [`Throttle::reset`]): its
+    /// mirror at once, the key deleted in the background.
+    pub(crate) fn reset(&'static self) {
+        self.on.store(false, Ordering::Release);
+        self.rate.store(0, Ordering::Release);
+        self.reserved.store(0, Ordering::Release);
+        self.lease.store(0, Ordering::Release);
+        self.lease_until.store(0, Ordering::Release);
+        *self.report.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        super::forget(&self.link, &self.key);
+    }
+
     fn rates(&self) -> (i64, i64) {
         let milli = |rate: f64| {
             if rate.is_finite() {
