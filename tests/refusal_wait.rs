@@ -161,3 +161,106 @@ async fn a_breaker_that_opens_mid_call_tells_the_failure_and_the_verdict() {
     let verdict = guard.failed_call("search", "rust", &failure);
     assert_eq!(verdict.retry_in(), Some(wait));
 }
+
+static SLOW: tenacious::Throttle = tenacious::Throttle::new();
+
+#[tokio::test(start_paused = true)]
+async fn a_throttle_s_refusal_says_when_a_token_comes_and_that_the_queue_is_the_caller_s_own() {
+    use http::StatusCode;
+    use tenacious::HttpError;
+    // A 429 turns the throttle on at its least rate: a token every 2 s.
+    let on: Result<(), HttpError> = Policy::new()
+        .max(1)
+        .throttle(&SLOW)
+        .retry(|| async { Err(HttpError::new(StatusCode::TOO_MANY_REQUESTS)) })
+        .await;
+    assert!(on.is_err());
+    // A call that must start within 100 ms cannot wait for the token.
+    let refused = Policy::new()
+        .max(1)
+        .deadline(Duration::from_millis(100))
+        .throttle(&SLOW)
+        .retry_failure(|| async { Ok::<(), io::Error>(()) })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.stop_reason(), StopReason::Deadline);
+    let retry_in = refused.retry_in().expect("the throttle says when");
+    assert!(
+        retry_in > Duration::ZERO && retry_in <= Duration::from_secs(2),
+        "{retry_in:?}"
+    );
+    let error = Refused::new(StopReason::Deadline);
+    let hint = error.hint().unwrap();
+    assert!(hint.contains("this process's own"), "{hint}");
+}
+
+static CLOSED: tenacious::Cooldown = tenacious::Cooldown::new();
+
+#[tokio::test(start_paused = true)]
+async fn a_cooldown_s_refusal_says_when_it_reopens() {
+    use http::{HeaderMap, HeaderValue, StatusCode};
+    use tenacious::HttpError;
+    let mut headers = HeaderMap::new();
+    headers.insert("retry-after", HeaderValue::from_static("30"));
+    let limited = HttpError::from_parts(StatusCode::TOO_MANY_REQUESTS, &headers);
+    let closed: Result<(), HttpError> = Policy::new()
+        .max(1)
+        .cooldown(&CLOSED)
+        .retry(|| {
+            let limited = limited.clone();
+            async move { Err(limited) }
+        })
+        .await;
+    assert!(closed.is_err());
+    // A call that cannot wait 30 s is refused, and told when to come back.
+    let refused = Policy::new()
+        .max(1)
+        .max_retry_after(Duration::from_secs(5))
+        .cooldown(&CLOSED)
+        .retry_failure(|| async { Ok::<(), io::Error>(()) })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.stop_reason(), StopReason::Cooldown);
+    assert_eq!(refused.retry_in(), Some(Duration::from_secs(30)));
+}
+
+#[derive(Debug, Classify)]
+enum StreamError {
+    #[classify(transient)]
+    Down,
+    #[classify(transient)]
+    Stalled,
+}
+
+impl From<tenacious::Elapsed> for StreamError {
+    fn from(_: tenacious::Elapsed) -> Self {
+        Self::Stalled
+    }
+}
+
+static STREAM_OPEN: Breaker = Breaker::new()
+    .min_throughput(2)
+    .open_for(Duration::from_secs(15));
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_whose_retry_an_open_breaker_refuses_says_when_to_come_back() {
+    use futures_util::StreamExt;
+    let policy = Policy::new()
+        .max(5)
+        .base(Duration::from_millis(10))
+        .breaker(&STREAM_OPEN);
+    // Every open fails: after two the breaker opens and refuses the retry.
+    let out: Vec<Result<&str, _>> = policy
+        .stream(|_| async {
+            Err::<futures_util::stream::Empty<Result<&str, StreamError>>, _>(StreamError::Down)
+        })
+        .collect()
+        .await;
+    let failure = out.last().unwrap().as_ref().unwrap_err();
+    assert_eq!(failure.stop_reason(), StopReason::CircuitOpen);
+    let retry_in = failure.retry_in().expect("the breaker says when");
+    assert!(
+        retry_in > Duration::from_secs(14) && retry_in <= Duration::from_secs(15),
+        "{retry_in:?}"
+    );
+}

@@ -203,6 +203,15 @@ impl Guard for Cooldown {
         Some(&self.record)
     }
 
+    /// Until it reopens and the waiters queued before the call have gone:
+    /// when a call refused for a wait it could not serve would go.
+    fn retry_in(&self, next: &NextAttempt) -> Option<Duration> {
+        let now = since_epoch(next.now);
+        let until = self.until.load(Ordering::Acquire);
+        let queued = self.next_release.load(Ordering::Acquire);
+        Some(Duration::from_nanos(until.max(queued).saturating_sub(now)))
+    }
+
     /// A `RateLimited` error with a non-zero hint closes it until then,
     /// unless it is closed until later already. An overload (the provider
     /// as a whole refusing work, [`Signals::is_overloaded`](crate::Signals::is_overloaded))

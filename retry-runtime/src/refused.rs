@@ -104,10 +104,26 @@ impl Classify for Refused {
         ErrorClass::Transient
     }
 
+    /// What the refusal means for the caller, by its reason: a breaker's
+    /// and a cooldown's refusals are the provider's state; a throttle's
+    /// (the wait for a turn would pass the deadline) is this process's
+    /// own queue, which more time or fewer calls at once cure.
     fn hint(&self) -> Option<Cow<'static, str>> {
-        Some(Cow::Borrowed(
-            "the provider is refusing calls for now; take another route or try again later",
-        ))
+        Some(Cow::Borrowed(match self.reason {
+            StopReason::CircuitOpen => {
+                "the provider is failing and its breaker refuses calls for now; take another route or try again after retry_in"
+            }
+            StopReason::Cooldown => {
+                "the provider asked for a pause (rate limited); try again after retry_in"
+            }
+            StopReason::Deadline => {
+                "the queue for the provider is this process's own: the wait for a turn would pass the call's deadline; give the call more time or make fewer calls at once"
+            }
+            StopReason::Budget => {
+                "the retry budget shared with other calls is spent; try again later"
+            }
+            _ => "a guard is refusing calls for now; take another route or try again later",
+        }))
     }
 
     fn variant(&self) -> &'static str {

@@ -1252,7 +1252,10 @@ fn end<O, S, T, E: Classify>(
     {
         observe::stream_partial(stats, delivered, reason);
     }
-    std::mem::take(this.provenance).into_stream_failure(reason, delivered, error)
+    let retry_in = this.polled.engine().retry_in();
+    std::mem::take(this.provenance)
+        .into_stream_failure(reason, delivered, error)
+        .with_retry_in(retry_in)
 }
 
 #[cfg(test)]

@@ -905,6 +905,24 @@ impl Guard for Throttle {
         }
         self.observe_here(outcome);
     }
+
+    /// The wait it would have asked of the call it refused (for a token
+    /// and a start under the reported window, as this process's state
+    /// stands): when a call with the time to wait would go.
+    fn retry_in(&self, next: &NextAttempt) -> Option<Duration> {
+        let now = since_epoch(next.now);
+        let mut state = self.lock();
+        let mut wait = state.window_next.saturating_sub(now);
+        if state.enabled && state.fill_rate > 0.0 {
+            let at = state.at(now);
+            state.fill(at);
+            let missing = 1.0 - state.tokens;
+            if missing > 0.0 {
+                wait = wait.max(nanos_ceil(missing / state.fill_rate));
+            }
+        }
+        Some(Duration::from_nanos(wait))
+    }
 }
 
 impl Throttle {
