@@ -345,3 +345,30 @@ fn without_an_outage_the_breaker_refuses_nothing() {
     let out = simulate(Strategy::AllGuards, Config::new(sim::WORKERS, 1), 4);
     assert_eq!((out.refused, out.overloaded), (0, 0));
 }
+
+/// With a tenth of requests answered 529 or 503 at random, whatever the
+/// fleet's rate, the guards still fill the quota: the provider's headers
+/// govern the rate (an overload does not cut below it, and its start goes
+/// back), and a cooldown releases its waiters no faster than the bucket
+/// refills. (Before: 61.8 % of the quota, 3.2 % of requests answered 429.)
+#[test]
+fn with_ten_percent_noise_the_guards_still_fill_the_quota() {
+    let config = Config::new(sim::WORKERS, 10).noise(100);
+    for strategy in [Strategy::HeaderPacing, Strategy::AllGuards] {
+        let rows = vec![(strategy, summary(strategy, config, 1))];
+        let table = table(&rows);
+        let noisy = rows[0].1;
+        assert!(noisy.goodput >= 90.0, "goodput below 90 % of quota:{table}");
+        assert!(
+            noisy.rejected <= 2.0,
+            "more than 2 % of requests answered 429:{table}"
+        );
+        println!("{table}");
+    }
+    // The breaker's defaults take a tenth of answers failing at random
+    // for the noise it is, not an outage: it refuses nothing.
+    for seed in 1..=3 {
+        let out = simulate(Strategy::AllGuards, config, seed);
+        assert_eq!(out.refused, 0, "seed {seed}: the breaker opened on noise");
+    }
+}

@@ -241,6 +241,10 @@ pub struct Config {
     pub burst: u32,
     /// When the provider is down, from the run's start: `[from, to)`.
     pub outage: Option<(Duration, Duration)>,
+    /// Noise: the share of requests, per mille, answered 529 (overloaded)
+    /// or 503 at random, half each, whatever the fleet's rate; not charged
+    /// to the quota and carrying no rate-limit header.
+    pub noise: u32,
 }
 
 impl Config {
@@ -255,6 +259,17 @@ impl Config {
             rpm: RPM,
             burst: BURST,
             outage: None,
+            noise: 0,
+        }
+    }
+
+    /// The same, with `permille` ‰ of requests answered 529 or 503 at
+    /// random ([`Config::noise`]).
+    #[must_use]
+    pub const fn noise(self, permille: u32) -> Self {
+        Self {
+            noise: if permille > 1000 { 1000 } else { permille },
+            ..self
         }
     }
 
@@ -369,8 +384,11 @@ pub enum ApiError {
         /// The rate-limit headers, if the client passes them on.
         signals: Signals,
     },
-    /// A 529 during an outage: the provider as a whole is down.
+    /// A 529 during an outage, or noise: the provider as a whole is
+    /// refusing work.
     Overloaded,
+    /// A 503 of the noise: one request failed, nothing said.
+    Unavailable,
     /// A guard refused the call before its first attempt.
     Refused(Refused),
 }
@@ -379,27 +397,28 @@ impl Classify for ApiError {
     fn classify(&self) -> ErrorClass {
         match self {
             Self::TooManyRequests { .. } => ErrorClass::RateLimited,
-            Self::Overloaded => ErrorClass::Transient,
+            Self::Overloaded | Self::Unavailable => ErrorClass::Transient,
             Self::Refused(refused) => refused.classify(),
         }
     }
     fn retry_after(&self) -> Option<Duration> {
         match self {
             Self::TooManyRequests { retry_after, .. } => *retry_after,
-            Self::Overloaded | Self::Refused(_) => None,
+            Self::Overloaded | Self::Unavailable | Self::Refused(_) => None,
         }
     }
     fn signals(&self) -> Signals {
         match self {
             Self::TooManyRequests { signals, .. } => *signals,
             Self::Overloaded => Signals::NONE.overloaded(true),
-            Self::Refused(_) => Signals::NONE,
+            Self::Unavailable | Self::Refused(_) => Signals::NONE,
         }
     }
     fn variant(&self) -> &'static str {
         match self {
             Self::TooManyRequests { .. } => "TooManyRequests",
             Self::Overloaded => "Overloaded",
+            Self::Unavailable => "Unavailable",
             Self::Refused(_) => "Refused",
         }
     }
@@ -415,7 +434,8 @@ pub struct Outcome {
     pub requests: u64,
     /// Of them, answered 429.
     pub rejected: u64,
-    /// Of them, answered overloaded (during the outage).
+    /// Of them, answered overloaded (during the outage) or 529/503 by the
+    /// noise.
     pub overloaded: u64,
     /// Of them, served.
     pub served: u64,
@@ -569,6 +589,9 @@ struct Fleet {
     refused: Cell<u64>,
     /// The outage, in the run's clock.
     outage: Option<(Instant, Instant)>,
+    /// [`Config::noise`], and the draws that pick the noisy requests.
+    noise: u32,
+    noise_rng: RefCell<SmallRng>,
     latencies: RefCell<Vec<Duration>>,
     tasks: Vec<Cell<u32>>,
     over_time: RefCell<Vec<Bin>>,
@@ -593,6 +616,25 @@ impl Fleet {
                 }
             }
             return (Err(ApiError::Overloaded), Signals::NONE);
+        }
+        if self.noise > 0 {
+            let draw = self.noise_rng.borrow_mut().random_range(0..2000);
+            if draw < 2 * self.noise {
+                if now < self.end {
+                    self.requests.set(self.requests.get() + 1);
+                    self.overloaded.set(self.overloaded.get() + 1);
+                    if let Some(bin) = self.over_time.borrow_mut().get_mut(self.bin(now)) {
+                        bin.requests += 1;
+                        bin.overloaded += 1;
+                    }
+                }
+                let error = if draw % 2 == 0 {
+                    ApiError::Overloaded
+                } else {
+                    ApiError::Unavailable
+                };
+                return (Err(error), Signals::NONE);
+            }
         }
         let answer = self.bucket.borrow_mut().arrive(now);
         if now < self.end {
@@ -735,6 +777,8 @@ pub fn simulate(strategy: Strategy, config: Config, seed: u64) -> Outcome {
             gave_up: Cell::new(0),
             refused: Cell::new(0),
             outage: config.outage.map(|(from, to)| (start + from, start + to)),
+            noise: config.noise,
+            noise_rng: RefCell::new(SmallRng::seed_from_u64(seed ^ 0x006e_6f69_7365)),
             latencies: RefCell::new(Vec::new()),
             tasks: (0..config.workers).map(|_| Cell::new(0)).collect(),
             over_time: RefCell::new(vec![Bin::default(); bins]),

@@ -78,6 +78,15 @@ const TAG_MASK: u64 = 0xFFFF_FFFF;
 /// have recovered, 60 s is a long part of an agent task's budget; 15 s is
 /// a few long completions. Every probe is a costly model call, so one.
 ///
+/// A noisy provider (a tenth of answers 529 or 503 at random, whatever
+/// the load) does not open it: half the window's outcomes must fail. In
+/// the fleet simulation at 10 % noise (`cargo run --release --example
+/// fleet -- --noise 10`) it refused no call in three runs. For a provider
+/// whose background failure share runs higher, raise
+/// [`ratio`](Breaker::ratio) above twice it, or
+/// [`min_throughput`](Breaker::min_throughput), so the breaker hears an
+/// outage and not the noise.
+///
 /// Lock-free: atomics on the calls' clock (tokio's for an async call,
 /// paused in tests; the system's for a blocking one), nothing allocated
 /// per attempt, one atomic load to admit while closed. Name it with

@@ -57,6 +57,10 @@ pub struct Cooldown {
     /// The next waiter's start, nanoseconds since [`epoch`].
     pub(crate) next_release: AtomicU64,
     spacing: u64,
+    /// The spacing of the provider's own rate, nanoseconds, as the last
+    /// rate-limit headers of a 429 said (0 before any): waiters are
+    /// released no faster than it.
+    learned: AtomicU64,
     pub(crate) record: GuardRecord,
     #[cfg(feature = "redis")]
     pub(crate) shared: crate::redis::CooldownSlot,
@@ -74,6 +78,7 @@ impl Cooldown {
             until: AtomicU64::new(0),
             next_release: AtomicU64::new(0),
             spacing: 10_000_000,
+            learned: AtomicU64::new(0),
             record: GuardRecord::new("cooldown", "cooldown"),
             #[cfg(feature = "redis")]
             shared: crate::redis::Slot::new(),
@@ -105,6 +110,18 @@ impl Cooldown {
     #[must_use]
     pub const fn get_spacing(&self) -> Duration {
         Duration::from_nanos(self.spacing)
+    }
+
+    /// The spacing its waiters are released at: the one set, or, once a
+    /// 429's rate-limit headers said how fast the provider's bucket
+    /// refills, one start per refill if that is slower.
+    #[must_use]
+    pub fn release_spacing(&self) -> Duration {
+        Duration::from_nanos(self.release_nanos())
+    }
+
+    fn release_nanos(&self) -> u64 {
+        self.spacing.max(self.learned.load(Ordering::Relaxed))
     }
 
     /// Whether it is closed now, on the system's clock. (A call asks on
@@ -226,13 +243,31 @@ impl Guard for Cooldown {
     fn observe(&self, outcome: &Outcome) {
         if outcome.result == AttemptResult::NotMade {
             let floor = since_epoch(outcome.now).max(self.until.load(Ordering::Acquire));
-            let spacing = self.spacing;
+            let spacing = self.release_nanos();
             let _ =
                 self.next_release
                     .fetch_update(Ordering::AcqRel, Ordering::Acquire, |release| {
                         (release > floor).then(|| release.saturating_sub(spacing).max(floor))
                     });
             return;
+        }
+        if let AttemptResult::Failure {
+            class: ErrorClass::RateLimited,
+            ..
+        } = outcome.result
+            && let (Some(limit), Some(remaining), Some(reset)) = (
+                outcome.signals.get_limit(),
+                outcome.signals.get_remaining(),
+                outcome.signals.get_reset(),
+            )
+            && remaining < limit
+            && !reset.is_zero()
+            && reset <= crate::guard::LONGEST_HOLD
+        {
+            // The bucket refills `limit − remaining` requests over `reset`
+            // at most: one start per refill.
+            let per = saturating_nanos(reset) / (limit - remaining);
+            self.learned.store(per, Ordering::Relaxed);
         }
         if let AttemptResult::Failure {
             class: ErrorClass::RateLimited,
@@ -285,7 +320,7 @@ impl Cooldown {
             self.record.stopped();
             return Admit::Stop(StopReason::Cooldown);
         }
-        let spacing = self.spacing;
+        let spacing = self.release_nanos();
         let turn =
             match self
                 .next_release

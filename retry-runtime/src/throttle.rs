@@ -272,6 +272,9 @@ struct State {
     /// Whether the window is a mirror of the provider's token bucket (a
     /// limit was reported), not a fixed window.
     mirrored: bool,
+    /// Overloads heard since the last other outcome (see
+    /// [`OVERLOADS_TO_CUT`]).
+    overloads: u32,
     /// What the reports so far allow of the provider's refill rate, in
     /// tokens a second: `rate_lo..=rate_hi`.
     rate_lo: f64,
@@ -298,6 +301,7 @@ impl State {
             window_spacing: 0,
             window_burst: 0,
             mirrored: false,
+            overloads: 0,
             rate_lo: 0.0,
             rate_hi: 0.0,
         }
@@ -392,7 +396,13 @@ impl State {
         } else {
             self.cubic_success(now)
         };
-        let new_rate = calculated.min(2.0 * self.measured).min(max_rate);
+        let mut new_rate = calculated.min(2.0 * self.measured).min(max_rate);
+        if !throttled && self.mirrored {
+            // The provider's headers say what it allows: a success never
+            // holds the rate below it (the growth cap of twice the
+            // measured rate would, the pacing itself holding that down).
+            new_rate = new_rate.max(f64::midpoint(self.rate_lo, self.rate_hi).min(max_rate));
+        }
         self.fill(now);
         self.fill_rate = new_rate.max(min_rate);
         self.capacity = new_rate.max(MIN_CAPACITY);
@@ -1033,9 +1043,33 @@ impl Throttle {
             }
             return;
         }
-        let throttled = throttled(outcome);
+        let mut throttled = throttled(outcome);
         let now = since_epoch(outcome.now);
         let mut state = self.lock();
+        let overload = overload_only(outcome);
+        state.overloads = if overload {
+            state.overloads.saturating_add(1)
+        } else {
+            0
+        };
+        if throttled == Some(true) && state.mirrored && overload {
+            // An overload says nothing of this fleet's rate (a busy
+            // provider answers a share of everyone's calls 529 or
+            // overloaded_error), and did not take from the provider's
+            // bucket: its start under the window goes back. While the
+            // provider's headers say what it allows, an overload cuts the
+            // adaptive rate only in a run of them (an outage, met with a
+            // trickle); the next success puts the rate back to what the
+            // headers allow (`State::update`).
+            if state.overloads < OVERLOADS_TO_CUT {
+                throttled = None;
+            }
+            let floor = now;
+            state.window_next = state
+                .window_next
+                .saturating_sub(state.window_spacing)
+                .max(floor);
+        }
         match throttled {
             Some(throttled) => {
                 let (was_on, before) = (state.enabled, state.fill_rate);
@@ -1058,7 +1092,7 @@ impl Throttle {
         {
             state.report(now, remaining, reset, outcome.signals.get_limit());
         }
-        let engaged = state.enabled || state.window_until != 0;
+        let engaged = state.enabled || state.window_until != 0 || state.mirrored;
         self.publish(&state);
         drop(state);
         if engaged {
@@ -1072,6 +1106,22 @@ impl Throttle {
 /// neither (another failure, an attempt not made, or a 429 that says where
 /// the provider's bucket stands: that corrects the mirror of it, and does
 /// not cut the adaptive rate).
+/// Overloads in a row, with no other outcome between, that cut the rate
+/// of a throttle the provider's headers pace: three (at a tenth of
+/// answers overloaded at random, one outcome in a thousand ends such a
+/// run; in an outage every one does).
+const OVERLOADS_TO_CUT: u32 = 3;
+
+/// Whether `outcome` is an overload and not a rate limit: a failure that
+/// says the provider as a whole is refusing work, of a class other than
+/// `RateLimited`.
+fn overload_only(outcome: &Outcome) -> bool {
+    matches!(
+        outcome.result,
+        AttemptResult::Failure { class, .. } if class != ErrorClass::RateLimited
+    ) && outcome.signals.is_overloaded()
+}
+
 pub(crate) fn throttled(outcome: &Outcome) -> Option<bool> {
     let signals = outcome.signals;
     let bucket_said = signals.get_limit().is_some()

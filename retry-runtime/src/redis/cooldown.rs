@@ -90,7 +90,7 @@ impl SharedCooldown {
             vec![
                 2,
                 micros(next.wait),
-                micros(self.cooldown.get_spacing()),
+                micros(self.cooldown.release_spacing()),
                 micros(longest),
                 idle(),
                 i64::from(next.recheck),
