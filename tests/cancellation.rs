@@ -150,7 +150,7 @@ async fn a_probe_dropped_during_its_attempt_gives_its_slot_back() {
     assert!(answer.is_err());
     tokio::time::sleep(Duration::from_millis(10_500)).await;
     // The probe's attempt hangs; its caller gives up after 100 ms.
-    let hung = policy.retry_failure(|| std::future::pending::<Result<(), HttpError>>());
+    let hung = policy.retry_failure(std::future::pending::<Result<(), HttpError>>);
     assert!(
         tokio::time::timeout(Duration::from_millis(100), hung)
             .await
