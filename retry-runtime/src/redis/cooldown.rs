@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use super::scripts::COOLDOWN_SCRIPT;
 use super::{
-    BindError, BoxedSync, COOLDOWN_IDLE, Link, Member, Shareable, Slot, from_micros, micros,
+    Agreed, BindError, BoxedSync, COOLDOWN_IDLE, Link, Member, Settings, Shareable, Slot, Unit,
+    from_micros, micros,
 };
 use crate::clock::MIN_ATTEMPT_NANOS;
 use crate::cooldown::since_epoch;
@@ -17,6 +18,8 @@ pub(crate) struct SharedCooldown {
     pub(crate) link: Arc<Link>,
     key: Arc<str>,
     cooldown: &'static Cooldown,
+    /// The spacing, the fleet's.
+    agreed: Arc<Agreed>,
 }
 
 pub(crate) type CooldownSlot = Slot<SharedCooldown>;
@@ -55,7 +58,7 @@ impl SharedCooldown {
             vec![
                 2,
                 micros(next.wait),
-                micros(self.cooldown.get_spacing()),
+                self.agreed.get(0),
                 micros(longest),
                 idle(),
                 i64::from(next.recheck),
@@ -131,11 +134,17 @@ impl Member for SharedCooldown {
 }
 
 impl Shareable for Cooldown {
-    fn bind_to(&'static self, link: &Arc<Link>, key: String) -> Result<(), BindError> {
+    fn bind_to(
+        &'static self,
+        link: &Arc<Link>,
+        key: String,
+        agreed: Arc<Agreed>,
+    ) -> Result<(), BindError> {
         let shared = self.shared.set(|| SharedCooldown {
             link: Arc::clone(link),
             key: key.into(),
             cooldown: self,
+            agreed,
         })?;
         link.join(shared);
         Ok(())
@@ -143,5 +152,12 @@ impl Shareable for Cooldown {
 
     fn kind(&self) -> &'static str {
         "cooldown"
+    }
+
+    fn settings(&self) -> Settings {
+        Settings::new(
+            &[("spacing", Unit::Micros)],
+            vec![micros(self.get_spacing())],
+        )
     }
 }
