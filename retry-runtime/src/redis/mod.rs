@@ -393,7 +393,8 @@ pub enum BindError {
     /// bound once, at start-up, for the life of the process.
     AlreadyBound,
     /// The name is empty, longer than 200 bytes, or holds a brace (it is
-    /// the key's hash tag).
+    /// the key's hash tag). A config's guard names are held to the same
+    /// rule (`tenacious::config`, feature `config`).
     BadName(String),
     /// A guard of the same kind is bound to this name in this store with
     /// other settings: the guards bound to one name share one state, so
@@ -415,10 +416,7 @@ impl fmt::Display for BindError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::AlreadyBound => f.write_str("this guard is bound to a store already"),
-            Self::BadName(name) => write!(
-                f,
-                "{name:?} cannot name a shared guard: 1 to 200 bytes, no braces"
-            ),
+            Self::BadName(name) => write!(f, "{name:?} {}", crate::guard_name::REFUSED),
             Self::OtherSettings {
                 name,
                 kind,
@@ -637,7 +635,7 @@ impl Store {
     /// # Ok(()) }
     /// ```
     pub fn bind<G: Shareable>(&self, guard: &'static G, name: &str) -> Result<(), BindError> {
-        if name.is_empty() || name.len() > 200 || name.contains(['{', '}']) {
+        if crate::guard_name::check(name).is_err() {
             return Err(BindError::BadName(name.to_owned()));
         }
         let key = format!("{}:{{{name}}}:{}", self.link.prefix, guard.kind());
