@@ -689,3 +689,121 @@ async fn a_breaker_reset_by_hand_closes_the_fleet_s() {
     assert!(answer.is_ok(), "{answer:?}");
     assert_eq!(A.state(), BreakerState::Closed);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guards_bound_to_one_name_in_one_store_with_other_settings_are_refused() {
+    use tenacious::{Breaker, Throttle};
+    static BIG: RetryBudget = RetryBudget::with_capacity(1_000);
+    static SMALL: RetryBudget = RetryBudget::with_capacity(10);
+    static SAME: RetryBudget = RetryBudget::with_capacity(1_000);
+    static C1: Cooldown = Cooldown::new();
+    static C2: Cooldown = Cooldown::new().spacing(Duration::from_millis(50));
+    static T1: Throttle = Throttle::new();
+    static T2: Throttle = Throttle::new().max_rate(20.0);
+    // `probe_first` holds each process's own calls: no shared setting.
+    static T3: Throttle = Throttle::new().probe_first(Duration::from_secs(2));
+    static B1: Breaker = Breaker::new();
+    static B2: Breaker = Breaker::new().open_for(Duration::from_secs(30));
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+
+    store.bind(&BIG, "fleet").unwrap();
+    let refused = store.bind(&SMALL, "fleet");
+    assert_eq!(
+        refused,
+        Err(BindError::OtherSettings {
+            name: "fleet".to_owned(),
+            kind: "budget",
+            bound: "capacity 1000".to_owned(),
+            given: "capacity 10".to_owned(),
+        })
+    );
+    assert_eq!(
+        refused.unwrap_err().to_string(),
+        "a budget bound to \"fleet\" in this store has other settings (capacity 1000) than \
+         this one (capacity 10): the guards bound to one name share one state, so give them \
+         the same settings or other names"
+    );
+    // The same settings share the name; the refused guard was not bound,
+    // and binds to a name of its own.
+    store.bind(&SAME, "fleet").unwrap();
+    store.bind(&SMALL, "small").unwrap();
+
+    store.bind(&C1, "fleet").unwrap();
+    let refused = store.bind(&C2, "fleet").unwrap_err();
+    assert!(
+        matches!(&refused, BindError::OtherSettings { kind: "cooldown", bound, given, .. }
+            if bound == "spacing 10ms" && given == "spacing 50ms"),
+        "{refused:?}"
+    );
+    store.bind(&T1, "fleet").unwrap();
+    let refused = store.bind(&T2, "fleet").unwrap_err();
+    assert!(
+        matches!(&refused, BindError::OtherSettings { kind: "throttle", bound, given, .. }
+            if bound == "min_rate 0.5, max_rate unbounded" && given == "min_rate 0.5, max_rate 20"),
+        "{refused:?}"
+    );
+    store.bind(&T3, "fleet").unwrap();
+    store.bind(&B1, "fleet").unwrap();
+    let refused = store.bind(&B2, "fleet").unwrap_err();
+    assert!(
+        matches!(&refused, BindError::OtherSettings { kind: "breaker", bound, given, .. }
+            if bound == "ratio 0.5, window 30s, min_throughput 10, open_for 15s, probes 1"
+                && given == "ratio 0.5, window 30s, min_throughput 10, open_for 30s, probes 1"),
+        "{refused:?}"
+    );
+}
+
+/// What a `GET` of `key` answers, as text (`None`: no such key).
+fn text(redis: &RedisServer, key: &str) -> Option<String> {
+    let reply = redis.command(&["GET", key]).expect("redis answers");
+    reply.starts_with('$').then_some(())?;
+    let value = reply.split("\r\n").nth(1)?;
+    Some(value.to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_binding_one_name_with_other_settings_share_the_settings_written_first() {
+    static BIG: RetryBudget = RetryBudget::with_capacity(1_000);
+    static SMALL: RetryBudget = RetryBudget::with_capacity(10);
+    const BIG_CALL: Policy = Policy::new().max(21).base(Duration::ZERO).budget(&BIG);
+    const SMALL_CALL: Policy = Policy::new().max(21).base(Duration::ZERO).budget(&SMALL);
+    let redis = RedisServer::start();
+    // Two stores connected apart: two processes.
+    let first = Store::connect(&redis.url()).await.unwrap();
+    let second = Store::connect(&redis.url()).await.unwrap();
+    first.bind(&BIG, "fleet").unwrap();
+    // Its first check writes its settings.
+    first.sync().await;
+    assert_eq!(
+        text(&redis, "tenacious:{fleet}:budget:settings").as_deref(),
+        Some("1000")
+    );
+    let ttl = integer(redis.command(&["PTTL", "tenacious:{fleet}:budget:settings"]));
+    assert!(ttl > 0 && ttl <= 60_000, "{ttl}");
+    // The other process binds a budget of 10 to the same name: its check
+    // finds the fleet's 1000, and it takes them.
+    second.bind(&SMALL, "fleet").unwrap();
+    second.sync().await;
+    assert_eq!(second.stats().settings_mismatches, 1);
+    assert_eq!(first.stats().settings_mismatches, 0);
+
+    // 20 retries for each, 5 tokens a retry, out of the fleet's 1000: not
+    // the 2 a bucket clamped to 10 would allow either.
+    assert_eq!(failing(SMALL_CALL).await, 21);
+    assert_eq!(failing(BIG_CALL).await, 21);
+    assert_eq!(
+        text(&redis, "tenacious:{fleet}:budget").as_deref(),
+        Some("800")
+    );
+    // The settings key still holds the first's; a later sync counts no
+    // second mismatch.
+    second.sync().await;
+    first.sync().await;
+    assert_eq!(
+        text(&redis, "tenacious:{fleet}:budget:settings").as_deref(),
+        Some("1000")
+    );
+    assert_eq!(second.stats().settings_mismatches, 1);
+    assert_eq!(first.stats().settings_mismatches, 0);
+}

@@ -5,6 +5,8 @@
 //! `tenacious_store_{down,up}_total`; every decision taken in process in
 //! `tenacious_store_local_decisions_total`. A key of the wrong type is no
 //! transition: its script's errors are logged once, the store stays up.
+//! Another process bound to a name with other settings logs that once
+//! (WARN).
 //!
 //! The store's events come from tokio's worker threads (its refresh loop,
 //! its round trips), so the subscriber and the recorder are the process's
@@ -152,6 +154,15 @@ async fn each_transition_is_logged_once_and_counted() {
         let failures = store.stats().failures;
         calling_until(POLICY, || store.stats().failures >= failures + 5).await;
         assert!(store.is_up());
+
+        // Another process binds a budget of other settings to the name:
+        // its check finds the fleet's, logged and counted once.
+        static SMALL: RetryBudget = RetryBudget::with_capacity(10);
+        let other = Store::connect(&redis.url()).await.unwrap();
+        other.bind(&SMALL, "transitions").unwrap();
+        other.sync().await;
+        other.sync().await;
+        assert_eq!(other.stats().settings_mismatches, 1);
         store
     };
     let store = tokio::time::timeout(Duration::from_secs(20), test)
@@ -169,6 +180,7 @@ async fn each_transition_is_logged_once_and_counted() {
             Level::INFO,
             Level::WARN,
             Level::INFO,
+            Level::WARN,
             Level::WARN
         ],
         "{events:#?}"
@@ -181,6 +193,10 @@ async fn each_transition_is_logged_once_and_counted() {
     assert!(events[2].1.contains("store down"), "{events:#?}");
     assert!(events[3].1.contains("up again"), "{events:#?}");
     assert!(events[4].1.contains("key holds"), "{events:#?}");
+    assert!(
+        events[5].1.contains("other settings than the fleet's"),
+        "{events:#?}"
+    );
 
     let counters = store_counters(&snapshotter);
     let expected: BTreeMap<String, u64> = [

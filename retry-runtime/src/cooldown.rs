@@ -120,6 +120,13 @@ impl Cooldown {
         Duration::from_nanos(self.release_nanos())
     }
 
+    /// The spacing a 429's headers said the provider's bucket refills at
+    /// (zero before any).
+    #[cfg(feature = "redis")]
+    pub(crate) fn learned_spacing(&self) -> Duration {
+        Duration::from_nanos(self.learned.load(Ordering::Relaxed))
+    }
+
     fn release_nanos(&self) -> u64 {
         self.spacing.max(self.learned.load(Ordering::Relaxed))
     }

@@ -95,6 +95,8 @@ pub mod explain;
 mod failure;
 mod glue;
 mod guard;
+#[cfg(any(feature = "config", feature = "redis"))]
+mod guard_name;
 mod hooks;
 #[cfg(feature = "http")]
 mod http_class;

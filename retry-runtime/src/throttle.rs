@@ -631,9 +631,9 @@ impl Throttle {
 
     /// The least adaptive rate, in requests a second: however often the
     /// provider throttles, the bucket fills at least this fast. Default
-    /// [`MIN_RATE`](Throttle::MIN_RATE), 0.5; a value that is not a
-    /// positive finite number keeps the default. (It does not bound the
-    /// pacing from headers, which follows the provider's window.)
+    /// [`MIN_RATE`](Throttle::MIN_RATE), 0.5; a positive finite number.
+    /// (It does not bound the pacing from headers, which follows the
+    /// provider's window.)
     ///
     /// ```
     /// use tenacious::Throttle;
@@ -641,14 +641,35 @@ impl Throttle {
     /// static SLOW: Throttle = Throttle::new().min_rate(0.1);
     /// assert_eq!(SLOW.get_min_rate(), 0.1);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// For a rate that is not a positive finite number, or one above the
+    /// [`max_rate`](Throttle::max_rate) set before, as a config's
+    /// `min_rate` is refused: in a `const` or `static`, at compile time.
+    ///
+    /// ```compile_fail
+    /// use tenacious::Throttle;
+    ///
+    /// static WRONG: Throttle = Throttle::new().min_rate(0.0);
+    /// ```
     #[must_use]
     pub const fn min_rate(self, rate: f64) -> Self {
-        let min_rate = if rate > 0.0 && rate.is_finite() {
-            rate
-        } else {
-            Self::MIN_RATE
-        };
-        Self { min_rate, ..self }
+        assert!(
+            rate > 0.0 && rate.is_finite(),
+            "Throttle::min_rate takes a positive number of requests a second, like \
+             `min_rate(0.5)`"
+        );
+        assert!(
+            rate <= self.max_rate,
+            "Throttle::min_rate is above the `max_rate` set before it: the rate never goes \
+             under `min_rate`, so it would never grow at all; lower `min_rate` or raise \
+             `max_rate`"
+        );
+        Self {
+            min_rate: rate,
+            ..self
+        }
     }
 
     /// The rate set by [`min_rate`](Throttle::min_rate).
@@ -660,8 +681,8 @@ impl Throttle {
     /// The most adaptive rate, in requests a second, however long the
     /// calls succeed: a ceiling on CUBIC's growth once the throttle is on
     /// (it does not turn the throttle on). Default unbounded
-    /// (`f64::INFINITY`); a value that is not positive keeps the default;
-    /// below [`min_rate`](Throttle::min_rate), the least rate wins.
+    /// (`f64::INFINITY`); a positive number, at least
+    /// [`min_rate`](Throttle::min_rate).
     ///
     /// ```
     /// use tenacious::Throttle;
@@ -669,11 +690,40 @@ impl Throttle {
     /// static CAPPED: Throttle = Throttle::new().max_rate(50.0);
     /// assert_eq!(CAPPED.get_max_rate(), 50.0);
     /// assert_eq!(Throttle::new().get_max_rate(), f64::INFINITY);
+    /// // Below the default least rate (0.5): set the least one first.
+    /// static SLOW: Throttle = Throttle::new().min_rate(0.1).max_rate(0.2);
+    /// assert_eq!(SLOW.get_max_rate(), 0.2);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// For a rate that is not a positive number, or one below the
+    /// `min_rate` (the default's 0.5, or the one set before), as a
+    /// config's `max_rate` is refused: in a `const` or `static`, at
+    /// compile time.
+    ///
+    /// ```compile_fail
+    /// use tenacious::Throttle;
+    ///
+    /// static WRONG: Throttle = Throttle::new().max_rate(0.2); // below 0.5
     /// ```
     #[must_use]
     pub const fn max_rate(self, rate: f64) -> Self {
-        let max_rate = if rate > 0.0 { rate } else { f64::INFINITY };
-        Self { max_rate, ..self }
+        assert!(
+            rate > 0.0,
+            "Throttle::max_rate takes a positive number of requests a second, like \
+             `max_rate(50.0)`"
+        );
+        assert!(
+            rate >= self.min_rate,
+            "Throttle::max_rate is below `min_rate` (the default 0.5, or the one set before \
+             it): the rate never goes under `min_rate`, so it would never grow at all; raise \
+             `max_rate`, or set a lower `min_rate` first"
+        );
+        Self {
+            max_rate: rate,
+            ..self
+        }
     }
 
     /// The rate set by [`max_rate`](Throttle::max_rate).
@@ -1518,10 +1568,8 @@ mod tests {
     }
 
     #[test]
-    fn hostile_rates_and_times_never_panic() {
-        let throttle = Throttle::new().min_rate(f64::NAN).max_rate(-1.0);
-        assert_eq!(throttle.get_min_rate(), Throttle::MIN_RATE);
-        assert_eq!(throttle.get_max_rate(), f64::INFINITY);
+    fn hostile_times_never_panic() {
+        let throttle = Throttle::new();
         let t0 = Instant::now();
         let huge = Signals::NONE.remaining(u64::MAX).reset(Duration::MAX);
         throttle.observe(&outcome(t0, failure(ErrorClass::RateLimited), huge));
@@ -1532,5 +1580,61 @@ mod tests {
         }
         let rate = throttle.stats().rate.unwrap();
         assert!(rate.is_finite() && rate >= Throttle::MIN_RATE);
+    }
+
+    /// What the config reader refuses, the builders refuse, at run time as
+    /// at compile time (`tests/ui/fail/throttle_*.rs`).
+    #[test]
+    #[should_panic(expected = "Throttle::min_rate takes a positive number of requests a \
+                               second")]
+    fn a_zero_min_rate_is_refused() {
+        let _ = Throttle::new().min_rate(std::hint::black_box(0.0));
+    }
+
+    #[test]
+    #[should_panic(expected = "Throttle::min_rate takes a positive number")]
+    fn a_nan_or_infinite_min_rate_is_refused() {
+        let rate = if std::hint::black_box(true) {
+            f64::NAN
+        } else {
+            f64::INFINITY
+        };
+        let _ = Throttle::new().min_rate(rate);
+    }
+
+    #[test]
+    #[should_panic(expected = "Throttle::max_rate takes a positive number of requests a \
+                               second")]
+    fn a_negative_max_rate_is_refused() {
+        let _ = Throttle::new().max_rate(std::hint::black_box(-1.0));
+    }
+
+    #[test]
+    #[should_panic(expected = "Throttle::max_rate is below `min_rate`")]
+    fn a_max_rate_below_the_default_min_rate_is_refused() {
+        let _ = Throttle::new().max_rate(std::hint::black_box(0.2));
+    }
+
+    #[test]
+    #[should_panic(expected = "Throttle::min_rate is above the `max_rate` set before it")]
+    fn a_min_rate_above_the_max_rate_is_refused() {
+        let _ = Throttle::new()
+            .max_rate(10.0)
+            .min_rate(std::hint::black_box(20.0));
+    }
+
+    #[test]
+    fn rates_the_config_reader_takes_are_taken() {
+        let throttle = Throttle::new().min_rate(0.1).max_rate(0.2);
+        assert_eq!(
+            (throttle.get_min_rate(), throttle.get_max_rate()),
+            (0.1, 0.2)
+        );
+        let throttle = Throttle::new().max_rate(f64::INFINITY).min_rate(3.0);
+        assert_eq!(
+            (throttle.get_min_rate(), throttle.get_max_rate()),
+            (3.0, f64::INFINITY)
+        );
+        assert_eq!(Throttle::new().max_rate(0.5).get_max_rate(), 0.5);
     }
 }

@@ -687,3 +687,40 @@ fn a_policy_name_with_whitespace_or_a_control_character_is_refused() {
         Policies::from_toml_str("[policies.\"open-ai.v2\"]\n[policies.\"Ünïcode\"]\n").unwrap();
     assert_eq!(set.names().collect::<Vec<_>>(), ["open-ai.v2", "Ünïcode"]);
 }
+
+/// A guard's name is the one a store (feature `redis`) binds it by,
+/// whose `Store::bind` refuses the same names in the same words
+/// (`BindError::BadName`): no braces, 1 to 200 bytes.
+#[test]
+fn a_guard_name_a_store_would_refuse_is_refused_in_its_words() {
+    const WHY: &str = "cannot name a shared guard: 1 to 200 bytes, no braces (a store keys the \
+                       guard by its name, in braces as the key's hash tag)";
+    let long = "a".repeat(201);
+    let text = format!(
+        "[policies.a]\nbudget = \"x{{y}}\"\nbreaker = \"{long}\"\n\
+         [budgets.\"x{{y}}\"]\ncapacity = 5\n[cooldowns.\"{{z}}\"]\n"
+    );
+    let shown = format!("\"{}…\"", "a".repeat(60));
+    assert_eq!(
+        problems(&text),
+        [
+            format!("budgets.\"x{{y}}\": {WHY}"),
+            format!("cooldowns.\"{{z}}\": {WHY}"),
+            format!("policies.a.breaker: {shown}: {WHY}"),
+            format!("policies.a.budget: \"x{{y}}\": {WHY}"),
+        ]
+        .join("\n"),
+    );
+    // 200 bytes are a name, as they are for a store.
+    let name = "é".repeat(100);
+    let set = Policies::from_toml_str(&format!(
+        "[policies.a]\nthrottle = \"{name}\"\n[throttles.\"{name}\"]\nmin_rate = 1\n"
+    ))
+    .unwrap();
+    assert_eq!(set.throttle(&name).unwrap().get_min_rate(), 1.0);
+    let err = Policies::from_vars("APP", [("APP_POLICY_A_COOLDOWN", "open{ai}")]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("environment: APP_POLICY_A_COOLDOWN: \"open{{ai}}\": {WHY}")
+    );
+}

@@ -139,6 +139,13 @@ pub struct ThrottleConfig {
 
 impl ThrottleConfig {
     /// The settings on top of `throttle` (a fresh one from its builders).
+    ///
+    /// # Panics
+    ///
+    /// As the builders do, when a rate read meets one of `throttle`'s own
+    /// that it does not fit: a `min_rate` above its `max_rate`, a
+    /// `max_rate` below its `min_rate`. (On [`Throttle::new`], never: the
+    /// reader refused those.)
     #[must_use]
     pub fn apply(self, mut throttle: Throttle) -> Throttle {
         if let Some(rate) = self.min_rate {

@@ -70,6 +70,9 @@
 //! with no table of settings gets the defaults, and a table no policy
 //! names is an error (a misspelt name would leave its settings unused).
 //! The guard is named after it in [`stats`](crate::stats) (its `name`).
+//! A guard's name is the one a store binds it by (feature `redis`,
+//! `Store::bind`): 1 to 200 bytes, no braces; another is refused here in
+//! the words the store would refuse it with.
 //!
 //! # Errors
 //!

@@ -668,7 +668,14 @@ fn plural(kind: &str) -> &'static str {
 
 fn guard_name(r: &mut Reader<'_>, at: &At, kind: &str, value: &Value) -> Option<String> {
     match as_text(value) {
-        Some(name) if !name.is_empty() => Some(name.to_owned()),
+        Some(name) if !name.is_empty() => {
+            // Bound to a store by this name, it must be one the store takes.
+            if let Err(why) = crate::guard_name::check(name) {
+                r.problem(at, Some(value), why);
+                return None;
+            }
+            Some(name.to_owned())
+        }
         _ => {
             r.problem(
                 at,
@@ -1001,6 +1008,12 @@ pub(crate) fn document(r: &mut Reader<'_>, value: &Value) -> Document {
                          like `[policies.openai]`"
                     ),
                 );
+                continue;
+            }
+            if kind.singular != "policy"
+                && let Err(why) = crate::guard_name::check(&name)
+            {
+                r.problem(&at, None, why);
                 continue;
             }
             let value = &entry.value;

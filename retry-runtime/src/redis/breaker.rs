@@ -8,7 +8,10 @@ use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::scripts::BREAKER_SCRIPT;
-use super::{BREAKER_IDLE, BindError, BoxedSync, Link, Member, Shareable, Slot, micros};
+use super::{
+    Agreed, BREAKER_IDLE, BindError, BoxedSync, Link, Member, Settings, Shareable, Slot, Unit,
+    micros,
+};
 use crate::cooldown::since_epoch;
 use crate::{Admit, Breaker, NextAttempt, Outcome, PendingAdmit, StopReason};
 
@@ -19,6 +22,9 @@ pub(crate) struct SharedBreaker {
     pub(crate) link: Arc<Link>,
     key: Arc<str>,
     breaker: &'static Breaker,
+    /// Its ratio, window, minimum throughput, break and probes, the
+    /// fleet's.
+    agreed: Arc<Agreed>,
     /// The fleet's state as last heard (0 closed, 1 open, 2 half-open).
     state: AtomicU8,
     /// Open until then, guard epoch nanoseconds.
@@ -42,18 +48,16 @@ impl SharedBreaker {
     }
 
     fn args(&self, op: i64, failures: u32, outcomes: u32) -> Vec<i64> {
-        let b = self.breaker;
-        #[allow(clippy::cast_possible_truncation)]
-        let ratio = (b.get_ratio() * 1000.0).round() as i64;
+        let b = &self.agreed;
         vec![
             op,
             i64::from(failures),
             i64::from(outcomes),
-            ratio,
-            micros(b.get_window()),
-            i64::from(b.get_min_throughput()),
-            micros(b.get_open_for()),
-            i64::from(b.get_probes()),
+            b.get(0),
+            b.get(1),
+            b.get(2),
+            b.get(3),
+            b.get(4),
             micros(BREAKER_IDLE) / 1000,
         ]
     }
@@ -166,11 +170,17 @@ impl Member for SharedBreaker {
 }
 
 impl Shareable for Breaker {
-    fn bind_to(&'static self, link: &Arc<Link>, key: String) -> Result<(), BindError> {
+    fn bind_to(
+        &'static self,
+        link: &Arc<Link>,
+        key: String,
+        agreed: Arc<Agreed>,
+    ) -> Result<(), BindError> {
         let shared = self.shared.set(|| SharedBreaker {
             link: Arc::clone(link),
             key: key.into(),
             breaker: self,
+            agreed,
             state: AtomicU8::new(CLOSED),
             open_until: AtomicU64::new(0),
             failures: AtomicU32::new(0),
@@ -182,5 +192,26 @@ impl Shareable for Breaker {
 
     fn kind(&self) -> &'static str {
         "breaker"
+    }
+
+    fn settings(&self) -> Settings {
+        #[allow(clippy::cast_possible_truncation)] // within 0..=1000
+        let ratio = (self.get_ratio() * 1000.0).round() as i64;
+        Settings::new(
+            &[
+                ("ratio", Unit::Milli),
+                ("window", Unit::Micros),
+                ("min_throughput", Unit::Count),
+                ("open_for", Unit::Micros),
+                ("probes", Unit::Count),
+            ],
+            vec![
+                ratio,
+                micros(self.get_window()),
+                i64::from(self.get_min_throughput()),
+                micros(self.get_open_for()),
+                i64::from(self.get_probes()),
+            ],
+        )
     }
 }

@@ -5,13 +5,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::scripts::BUDGET_SCRIPT;
-use super::{BUDGET_IDLE, BindError, BoxedSync, Link, Member, Shareable, Slot};
+use super::{
+    Agreed, BUDGET_IDLE, BindError, BoxedSync, Link, Member, Settings, Shareable, Slot, Unit,
+};
 use crate::{Admit, PendingAdmit, RetryBudget, StopReason};
 
 pub(crate) struct SharedBudget {
     pub(crate) link: Arc<Link>,
     key: Arc<str>,
-    capacity: u32,
+    /// The capacity, the fleet's.
+    agreed: Arc<Agreed>,
     /// Refunds not sent yet.
     pending: AtomicU32,
     /// The fleet's tokens as last read.
@@ -25,8 +28,15 @@ impl SharedBudget {
     /// at once, the key deleted in the background (a missing one is full).
     pub(crate) fn reset(&'static self) {
         self.pending.store(0, Ordering::Release);
-        self.balance.store(self.capacity, Ordering::Release);
+        self.balance.store(
+            u32::try_from(self.capacity()).unwrap_or(0),
+            Ordering::Release,
+        );
         super::forget(&self.link, &self.key);
+    }
+
+    fn capacity(&self) -> i64 {
+        self.agreed.get(0)
     }
 
     /// A retry's tokens from the fleet's bucket: `None` when Redis is down
@@ -35,7 +45,7 @@ impl SharedBudget {
         let answer = self.link.decide::<(i64, i64)>(
             &BUDGET_SCRIPT,
             &self.key,
-            vec![1, i64::from(cost), i64::from(self.capacity), ttl()],
+            vec![1, i64::from(cost), self.capacity(), ttl()],
         );
         Box::pin(async move {
             match answer.await {
@@ -80,7 +90,7 @@ impl Member for SharedBudget {
         Box::pin(async move {
             let refund = self.pending.swap(0, Ordering::Relaxed);
             let (op, amount) = if refund == 0 { (2, 0) } else { (0, refund) };
-            let args = [op, i64::from(amount), i64::from(self.capacity), ttl()];
+            let args = [op, i64::from(amount), self.capacity(), ttl()];
             match self
                 .link
                 .run::<(i64, i64)>(&BUDGET_SCRIPT, &self.key, &args)
@@ -99,11 +109,16 @@ impl Member for SharedBudget {
 }
 
 impl Shareable for RetryBudget {
-    fn bind_to(&'static self, link: &Arc<Link>, key: String) -> Result<(), BindError> {
+    fn bind_to(
+        &'static self,
+        link: &Arc<Link>,
+        key: String,
+        agreed: Arc<Agreed>,
+    ) -> Result<(), BindError> {
         let shared = self.shared.set(|| SharedBudget {
             link: Arc::clone(link),
             key: key.into(),
-            capacity: self.capacity(),
+            agreed,
             pending: AtomicU32::new(0),
             balance: AtomicU32::new(self.capacity()),
         })?;
@@ -113,5 +128,12 @@ impl Shareable for RetryBudget {
 
     fn kind(&self) -> &'static str {
         "budget"
+    }
+
+    fn settings(&self) -> Settings {
+        Settings::new(
+            &[("capacity", Unit::Count)],
+            vec![i64::from(self.capacity())],
+        )
     }
 }

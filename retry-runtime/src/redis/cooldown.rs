@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use super::scripts::COOLDOWN_SCRIPT;
 use super::{
-    BindError, BoxedSync, COOLDOWN_IDLE, Link, Member, Shareable, Slot, from_micros, micros,
+    Agreed, BindError, BoxedSync, COOLDOWN_IDLE, Link, Member, Settings, Shareable, Slot, Unit,
+    from_micros, micros,
 };
 use crate::clock::MIN_ATTEMPT_NANOS;
 use crate::cooldown::since_epoch;
@@ -21,6 +22,8 @@ pub(crate) struct SharedCooldown {
     /// its closing has surely reached Redis, a read does not reopen the
     /// mirror.
     closed_here: std::sync::atomic::AtomicU64,
+    /// The spacing, the fleet's.
+    agreed: Arc<Agreed>,
 }
 
 pub(crate) type CooldownSlot = Slot<SharedCooldown>;
@@ -90,7 +93,9 @@ impl SharedCooldown {
             vec![
                 2,
                 micros(next.wait),
-                micros(self.cooldown.release_spacing()),
+                self.agreed
+                    .get(0)
+                    .max(micros(self.cooldown.learned_spacing())),
                 micros(longest),
                 idle(),
                 i64::from(next.recheck),
@@ -173,12 +178,18 @@ impl Member for SharedCooldown {
 }
 
 impl Shareable for Cooldown {
-    fn bind_to(&'static self, link: &Arc<Link>, key: String) -> Result<(), BindError> {
+    fn bind_to(
+        &'static self,
+        link: &Arc<Link>,
+        key: String,
+        agreed: Arc<Agreed>,
+    ) -> Result<(), BindError> {
         let shared = self.shared.set(|| SharedCooldown {
             link: Arc::clone(link),
             key: key.into(),
             cooldown: self,
             closed_here: std::sync::atomic::AtomicU64::new(0),
+            agreed,
         })?;
         link.join(shared);
         Ok(())
@@ -186,5 +197,12 @@ impl Shareable for Cooldown {
 
     fn kind(&self) -> &'static str {
         "cooldown"
+    }
+
+    fn settings(&self) -> Settings {
+        Settings::new(
+            &[("spacing", Unit::Micros)],
+            vec![micros(self.get_spacing())],
+        )
     }
 }

@@ -56,11 +56,40 @@
 //! hash tag, so the keys of one provider's guards share a slot on Redis
 //! Cluster ([`Store::connect_cluster`]): `tenacious:{openai}:budget` (a
 //! string, the tokens left), `…:cooldown`, `…:throttle`, `…:breaker`
-//! (hashes). Each expires when
+//! (hashes); beside each, `…:budget:settings` and so on, the settings
+//! its scripts take (see [Settings](#settings)). Each expires when
 //! idle: a budget after [`BUDGET_IDLE`] without a retry or refund (a
 //! missing budget starts full), a cooldown [`COOLDOWN_IDLE`] after it
 //! reopens, a throttle after [`THROTTLE_IDLE`], a breaker after
-//! [`BREAKER_IDLE`] beyond its window and open period.
+//! [`BREAKER_IDLE`] beyond its window and open period, settings after
+//! [`SETTINGS_IDLE`] that no process bound with them keeps them alive.
+//!
+//! # Settings
+//!
+//! The guards bound to one name and kind share one state, so they take
+//! one set of settings: a budget's capacity; a cooldown's spacing; a
+//! throttle's `min_rate` and `max_rate`; a breaker's ratio, window,
+//! minimum throughput, break and probes. (A throttle's `probe_first` is
+//! each process's own: it holds that process's calls.) Two guards of one
+//! [`Store`] bound to one name with other settings are a mistake in one
+//! program: the second [`bind`](Store::bind) is refused,
+//! [`BindError::OtherSettings`].
+//!
+//! Across processes, **the settings written first hold**. A store checks
+//! each name it binds at its first refresh (or [`Store::sync`]), when it
+//! comes back up, and every 10 s: it writes its guard's settings to the
+//! name's settings key if there are none, and keeps them alive
+//! ([`SETTINGS_IDLE`]) if they are its own. A store that finds others
+//! there decides in Redis with the fleet's settings from then on (its
+//! own still hold while Redis is down), logs it once (WARN, target
+//! `tenacious::redis`) and counts it in
+//! [`StoreStats::settings_mismatches`]; once and again if they agreed
+//! meanwhile. So two processes bound to one budget with capacities 1 000
+//! and 10 share the 1 000 tokens of the first to check, not the smaller
+//! bucket both would clamp it to. A change of settings rolled out takes
+//! hold once no process of the old ones has run for [`SETTINGS_IDLE`]:
+//! the next check then writes the new ones. Until a store's first check,
+//! its decisions take its own settings.
 //!
 //! # When Redis fails
 //!
@@ -104,8 +133,12 @@ mod breaker;
 mod budget;
 mod cooldown;
 mod scripts;
+mod settings;
 mod throttle;
 mod timer;
+
+#[doc(hidden)]
+pub use settings::{Agreed, Settings, Unit};
 
 pub(crate) use breaker::BreakerSlot;
 pub(crate) use budget::BudgetSlot;
@@ -121,6 +154,20 @@ pub const THROTTLE_IDLE: Duration = Duration::from_secs(600);
 /// How long a breaker's key lives beyond its window and open period
 /// without an outcome: 60 s.
 pub const BREAKER_IDLE: Duration = Duration::from_secs(60);
+/// How long a name's settings key lives once no store bound with those
+/// settings checks it (each does every 10 s): 60 s, or three of the
+/// checking store's [`refresh`](StoreConfig::refresh) periods if longer.
+/// See [Settings](self#settings).
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::redis::SETTINGS_IDLE;
+///
+/// assert_eq!(SETTINGS_IDLE, Duration::from_secs(60));
+/// ```
+pub const SETTINGS_IDLE: Duration = Duration::from_secs(60);
+/// How often a store checks each name's settings while up.
+const CHECK_EVERY: Duration = Duration::from_secs(10);
 
 /// A connection to the Redis that a fleet's guards share, and the guards
 /// bound to it. See the [module's docs](self).
@@ -259,6 +306,10 @@ impl Default for StoreConfig {
 ///     "up {}, {} round trips, {} decided in process, down {} times",
 ///     stats.up, stats.round_trips, stats.local_decisions, stats.downs
 /// );
+/// if stats.settings_mismatches > 0 {
+///     eprintln!("a guard is bound with other settings than the fleet's: see the WARN log");
+/// }
+/// assert_eq!(StoreStats::default().settings_mismatches, 0);
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -278,6 +329,12 @@ pub struct StoreStats {
     pub downs: u64,
     /// Times it came back up.
     pub ups: u64,
+    /// Times a bound name's settings in Redis were found to differ from
+    /// its guard's own: counted (and logged) once per name, and again if
+    /// they agreed meanwhile; the guard then decides in Redis with the
+    /// fleet's. 0 at first, and in a fleet that agrees. See
+    /// [Settings](self#settings).
+    pub settings_mismatches: u64,
 }
 
 /// Why [`Store::connect`] failed: the URL is not one redis-rs can use.
@@ -320,6 +377,13 @@ impl std::error::Error for StoreError {
 /// assert!(matches!(store.bind(&BUDGET, "a{b}"), Err(BindError::BadName(_))));
 /// store.bind(&BUDGET, "search").unwrap();
 /// assert_eq!(store.bind(&BUDGET, "search"), Err(BindError::AlreadyBound));
+///
+/// // One name, one set of settings: 10 tokens where 500 are bound.
+/// static SMALL: RetryBudget = RetryBudget::with_capacity(10);
+/// assert!(matches!(
+///     store.bind(&SMALL, "search"),
+///     Err(BindError::OtherSettings { kind: "budget", .. })
+/// ));
 /// # }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -329,17 +393,40 @@ pub enum BindError {
     /// bound once, at start-up, for the life of the process.
     AlreadyBound,
     /// The name is empty, longer than 200 bytes, or holds a brace (it is
-    /// the key's hash tag).
+    /// the key's hash tag). A config's guard names are held to the same
+    /// rule (`tenacious::config`, feature `config`).
     BadName(String),
+    /// A guard of the same kind is bound to this name in this store with
+    /// other settings: the guards bound to one name share one state, so
+    /// they take one set of settings (see [Settings](self#settings)).
+    /// Bind guards with the same settings, or give them other names.
+    OtherSettings {
+        /// The name both were bound to.
+        name: String,
+        /// `budget`, `cooldown`, `throttle` or `breaker`.
+        kind: &'static str,
+        /// The settings bound to it first, as `capacity 1000`.
+        bound: String,
+        /// This guard's.
+        given: String,
+    },
 }
 
 impl fmt::Display for BindError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::AlreadyBound => f.write_str("this guard is bound to a store already"),
-            Self::BadName(name) => write!(
+            Self::BadName(name) => write!(f, "{name:?} {}", crate::guard_name::REFUSED),
+            Self::OtherSettings {
+                name,
+                kind,
+                bound,
+                given,
+            } => write!(
                 f,
-                "{name:?} cannot name a shared guard: 1 to 200 bytes, no braces"
+                "a {kind} bound to {name:?} in this store has other settings ({bound}) than \
+                 this one ({given}): the guards bound to one name share one state, so give \
+                 them the same settings or other names"
             ),
         }
     }
@@ -351,9 +438,18 @@ impl std::error::Error for BindError {}
 /// [`Cooldown`](crate::Cooldown), [`Throttle`](crate::Throttle),
 /// [`Breaker`](crate::Breaker). Sealed.
 pub trait Shareable: sealed::Sealed + Sync + 'static {
-    /// Binds `self` to `key` of `link`'s Redis.
+    /// Binds `self` to `key` of `link`'s Redis, its scripts taking the
+    /// settings `agreed` on.
     #[doc(hidden)]
-    fn bind_to(&'static self, link: &Arc<Link>, key: String) -> Result<(), BindError>;
+    fn bind_to(
+        &'static self,
+        link: &Arc<Link>,
+        key: String,
+        agreed: Arc<Agreed>,
+    ) -> Result<(), BindError>;
+    /// The settings its scripts take.
+    #[doc(hidden)]
+    fn settings(&self) -> Settings;
     /// What the key names: `budget`, `cooldown`, `throttle`, `breaker`.
     #[doc(hidden)]
     fn kind(&self) -> &'static str;
@@ -496,6 +592,7 @@ impl Store {
             up: AtomicBool::new(false),
             bad_key_logged: AtomicBool::new(false),
             members: Mutex::new(Vec::new()),
+            agreed: Mutex::new(Vec::new()),
             counts: Counts::default(),
         });
         if link.ping().await {
@@ -521,7 +618,9 @@ impl Store {
     ///
     /// [`BindError::AlreadyBound`] for a guard bound before,
     /// [`BindError::BadName`] for an empty name, one over 200 bytes or one
-    /// with a brace.
+    /// with a brace, [`BindError::OtherSettings`] for a guard of a kind
+    /// bound to this name in this store before with other settings
+    /// (across processes, see [Settings](self#settings)).
     ///
     /// ```no_run
     /// use tenacious::redis::Store;
@@ -536,11 +635,34 @@ impl Store {
     /// # Ok(()) }
     /// ```
     pub fn bind<G: Shareable>(&self, guard: &'static G, name: &str) -> Result<(), BindError> {
-        if name.is_empty() || name.len() > 200 || name.contains(['{', '}']) {
+        if crate::guard_name::check(name).is_err() {
             return Err(BindError::BadName(name.to_owned()));
         }
         let key = format!("{}:{{{name}}}:{}", self.link.prefix, guard.kind());
-        guard.bind_to(&self.link, key)
+        let mine = guard.settings();
+        let mut bound = self
+            .link
+            .agreed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let agreed = match bound.iter().find(|agreed| agreed.guard_key == key) {
+            Some(agreed) if agreed.mine != mine => {
+                return Err(BindError::OtherSettings {
+                    name: name.to_owned(),
+                    kind: guard.kind(),
+                    bound: agreed.mine.to_string(),
+                    given: mine.to_string(),
+                });
+            }
+            Some(agreed) => Arc::clone(agreed),
+            None => {
+                let agreed = Arc::new(Agreed::new(key.clone(), mine));
+                guard.bind_to(&self.link, key, Arc::clone(&agreed))?;
+                bound.push(agreed);
+                return Ok(());
+            }
+        };
+        guard.bind_to(&self.link, key, agreed)
     }
 
     /// Whether Redis answered the last decision (or the last `PING`).
@@ -561,6 +683,7 @@ impl Store {
             local_decisions: c.local.load(Ordering::Relaxed),
             downs: c.downs.load(Ordering::Relaxed),
             ups: c.ups.load(Ordering::Relaxed),
+            settings_mismatches: c.settings_mismatches.load(Ordering::Relaxed),
         }
     }
 
@@ -595,6 +718,7 @@ struct Counts {
     local: AtomicU64,
     downs: AtomicU64,
     ups: AtomicU64,
+    settings_mismatches: AtomicU64,
     /// Round trips Redis failed to answer (a timeout, a lost connection),
     /// whether the store was up or not: a rebuild that saw one is not
     /// done.
@@ -662,6 +786,8 @@ pub struct Link {
     /// Whether a script's error about its key was logged.
     bad_key_logged: AtomicBool,
     members: Mutex<Vec<&'static dyn Member>>,
+    /// The settings of each name bound, by guard key.
+    agreed: Mutex<Vec<Arc<Agreed>>>,
     counts: Counts,
 }
 
@@ -751,6 +877,44 @@ impl Link {
                 error = %error,
                 "a shared guard's key holds what its script cannot use; that guard decides in process"
             );
+        }
+    }
+
+    /// A name's settings in Redis differ from its guard's: logged and
+    /// counted, once per name until they agree again.
+    fn settings_differ(&self, key: &str, fleet: &str, own: &str) {
+        self.counts
+            .settings_mismatches
+            .fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(
+            target: "tenacious::redis",
+            key,
+            fleet,
+            own,
+            "a shared guard has other settings than the fleet's under its name; it decides in \
+             Redis with the fleet's (the first written hold)"
+        );
+    }
+
+    fn agreed(&self) -> Vec<Arc<Agreed>> {
+        self.agreed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Checks the settings of each name due: never checked, or
+    /// [`CHECK_EVERY`] ago.
+    async fn check_settings(&self) {
+        let now = Instant::now();
+        let every = CHECK_EVERY.max(self.refresh);
+        for agreed in self.agreed() {
+            if agreed.due(now, every) {
+                agreed.check(self).await;
+                if !self.is_up() {
+                    return;
+                }
+            }
         }
     }
 
@@ -898,6 +1062,14 @@ impl Link {
                     return;
                 }
             }
+            // A Redis restarted empty lost the settings too.
+            for agreed in self.agreed() {
+                agreed.recheck();
+                agreed.check(self).await;
+                if self.counts.unanswered.load(Ordering::Relaxed) != unanswered {
+                    return;
+                }
+            }
             self.came_up();
             return;
         }
@@ -909,6 +1081,7 @@ impl Link {
                 return;
             }
         }
+        self.check_settings().await;
     }
 }
 

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use super::scripts::THROTTLE_SCRIPT;
 use super::{
-    BindError, BoxedSync, Link, Member, Shareable, Slot, THROTTLE_IDLE, from_micros, micros,
+    Agreed, BindError, BoxedSync, Link, Member, Settings, Shareable, Slot, THROTTLE_IDLE, Unit,
+    from_micros, micros,
 };
 use crate::clock::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS};
 use crate::cooldown::since_epoch;
@@ -25,6 +26,8 @@ pub(crate) struct SharedThrottle {
     pub(crate) link: Arc<Link>,
     key: Arc<str>,
     throttle: &'static Throttle,
+    /// Its least and greatest rates, the fleet's.
+    agreed: Arc<Agreed>,
     /// Whether the fleet's throttle paces, as last heard.
     on: AtomicBool,
     /// Its rate, ‰ per second, as last heard.
@@ -59,24 +62,8 @@ impl SharedThrottle {
         super::forget(&self.link, &self.key);
     }
 
-    fn rates(&self) -> (i64, i64) {
-        let milli = |rate: f64| {
-            if rate.is_finite() {
-                #[allow(clippy::cast_possible_truncation)]
-                let milli = (rate * 1000.0).round() as i64;
-                milli
-            } else {
-                0
-            }
-        };
-        (
-            milli(self.throttle.get_min_rate()),
-            milli(self.throttle.get_max_rate()),
-        )
-    }
-
     fn args(&self, op: i64, a: i64, b: i64, c: i64) -> Vec<i64> {
-        let (least, most) = self.rates();
+        let (least, most) = (self.agreed.get(0), self.agreed.get(1));
         vec![op, a, b, c, least, most, micros(THROTTLE_IDLE) / 1000]
     }
 
@@ -288,11 +275,17 @@ impl Member for SharedThrottle {
 }
 
 impl Shareable for Throttle {
-    fn bind_to(&'static self, link: &Arc<Link>, key: String) -> Result<(), BindError> {
+    fn bind_to(
+        &'static self,
+        link: &Arc<Link>,
+        key: String,
+        agreed: Arc<Agreed>,
+    ) -> Result<(), BindError> {
         let shared = self.shared.set(|| SharedThrottle {
             link: Arc::clone(link),
             key: key.into(),
             throttle: self,
+            agreed,
             on: AtomicBool::new(false),
             rate: AtomicU64::new(0),
             reserved: AtomicU32::new(0),
@@ -308,5 +301,23 @@ impl Shareable for Throttle {
 
     fn kind(&self) -> &'static str {
         "throttle"
+    }
+
+    /// Its rates in thousandths (an unbounded one 0); not `probe_first`,
+    /// which holds each process's own calls.
+    fn settings(&self) -> Settings {
+        let milli = |rate: f64| {
+            if rate.is_finite() {
+                #[allow(clippy::cast_possible_truncation)]
+                let milli = (rate * 1000.0).round() as i64;
+                milli
+            } else {
+                0
+            }
+        };
+        Settings::new(
+            &[("min_rate", Unit::Milli), ("max_rate", Unit::MilliOrNone)],
+            vec![milli(self.get_min_rate()), milli(self.get_max_rate())],
+        )
     }
 }
