@@ -167,7 +167,8 @@ pub struct SseEvent {
     pub data: String,
     /// The last event id when it was dispatched: the last `id` field of
     /// the stream so far (what a reconnection sends as `Last-Event-ID`),
-    /// `None` before any.
+    /// `None` before any, and after an empty `id` field, which resets it
+    /// (the standard's empty last event id, never sent).
     pub id: Option<String>,
     /// The reconnection time the server asked for in this event's
     /// `retry` field, if any.
@@ -553,7 +554,8 @@ mod tests {
     #[test]
     fn the_standard_s_examples() {
         // "data" lines join with a newline; a field without a colon is a
-        // name with an empty value; the last event, unended, is dropped.
+        // name with an empty value (an empty id resets the last event id:
+        // `None`); the last event, unended, is dropped.
         assert_eq!(
             parse(&[b"data: YHOO\ndata: +2\ndata: 10\n\n"]),
             [event("message", "YHOO\n+2\n10", None)]
@@ -563,7 +565,7 @@ mod tests {
             [
                 SseItem::Comment(" test stream".into()),
                 event("message", "first event", Some("1")),
-                event("message", "second event", Some("")),
+                event("message", "second event", None),
             ]
         );
         assert_eq!(
