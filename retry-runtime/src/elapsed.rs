@@ -50,7 +50,8 @@ pub struct Elapsed {
     which: Limit,
 }
 
-/// Which time limit an [`Elapsed`] ran out of.
+/// Which limit an [`Elapsed`] ran out of: a time limit, or, for a
+/// retried stream, a bound that is no time (see each variant).
 ///
 /// ```
 /// use std::time::Duration;
@@ -75,11 +76,19 @@ pub enum Limit {
     /// The call's [`deadline`](crate::Policy::deadline), over the whole
     /// of a retried stream.
     Deadline,
+    /// A resumed attempt of a retried stream ended before it caught up
+    /// with the items its consumer has: its source ended cleanly before it
+    /// sent the last delivered id again, or an item past it (see
+    /// [`resume`](crate::Policy::resume)). The answer is cut, not
+    /// complete, so the attempt failed. No time: its
+    /// [`limit`](Elapsed::limit) is zero.
+    CatchUp,
 }
 
 impl Limit {
     /// The limit as one snake_case word: `"timeout"`, `"first_item"`,
-    /// `"idle"` or `"deadline"` (the `timer` label of the stream metrics).
+    /// `"idle"`, `"deadline"` (the `timer` label of the stream metrics) or
+    /// `"catch_up"`.
     #[must_use]
     pub const fn label(self) -> &'static str {
         match self {
@@ -87,6 +96,7 @@ impl Limit {
             Self::FirstItem => "first_item",
             Self::Idle => "idle",
             Self::Deadline => "deadline",
+            Self::CatchUp => "catch_up",
         }
     }
 }
@@ -129,6 +139,9 @@ impl fmt::Display for Elapsed {
             Limit::FirstItem => write!(f, "stream sent no first item within {limit:?}"),
             Limit::Idle => write!(f, "stream made no progress for {limit:?}"),
             Limit::Deadline => write!(f, "stream ran past the call's deadline of {limit:?}"),
+            Limit::CatchUp => {
+                f.write_str("resumed stream ended before it caught up with the items delivered")
+            }
         }
     }
 }
@@ -136,7 +149,8 @@ impl fmt::Display for Elapsed {
 impl std::error::Error for Elapsed {}
 
 /// Always [`ErrorClass::Transient`]; `variant()` is `"Elapsed"` for a
-/// timeout, `"FirstItem"`, `"Idle"` or `"Deadline"` for a stream's limits.
+/// timeout, `"FirstItem"`, `"Idle"`, `"Deadline"` or `"CatchUp"` for a
+/// stream's limits.
 impl Classify for Elapsed {
     fn classify(&self) -> ErrorClass {
         ErrorClass::Transient
@@ -148,6 +162,7 @@ impl Classify for Elapsed {
             Limit::FirstItem => "FirstItem",
             Limit::Idle => "Idle",
             Limit::Deadline => "Deadline",
+            Limit::CatchUp => "CatchUp",
         }
     }
 }

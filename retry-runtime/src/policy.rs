@@ -373,7 +373,11 @@ impl Policy {
     /// decided by the policy like any other, and the next attempt's opener
     /// gets the [`ResumePoint`](crate::stream::ResumePoint) (items
     /// delivered, the last event id) to reconnect from; items the source
-    /// sends again are dropped by their id.
+    /// sends again are dropped by their id, which must be the server's
+    /// position (ids that increase in the order it sends them), and an
+    /// attempt that ends before it caught up with the consumer fails
+    /// ([`Limit::CatchUp`](crate::Limit::CatchUp)); see the
+    /// [`stream`](crate::stream) module, "Resume".
     ///
     /// ```
     /// use tenacious::Policy;
