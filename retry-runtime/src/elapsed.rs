@@ -14,7 +14,7 @@ use crate::{Classify, ErrorClass};
 /// dropped and counts as the error `E::from(Elapsed)`, so the fn's error type
 /// needs a `From<Elapsed>` impl. `Elapsed` is [`Transient`]: a slow attempt
 /// may well be quick the next time. It is a `Copy` value that only carries
-/// the limit it hit.
+/// the limit it hit (and, for [`Limit::Held`], the items held).
 ///
 /// The limit is the policy's timeout, or less when a deadline leaves less
 /// time than that for the attempt.
@@ -48,6 +48,8 @@ use crate::{Classify, ErrorClass};
 pub struct Elapsed {
     limit: Duration,
     which: Limit,
+    // With `Limit::Held`: the items held.
+    held: u32,
 }
 
 /// Which limit an [`Elapsed`] ran out of: a time limit, or, for a
@@ -83,12 +85,19 @@ pub enum Limit {
     /// complete, so the attempt failed. No time: its
     /// [`limit`](Elapsed::limit) is zero.
     CatchUp,
+    /// A retried stream's source sent more preamble before its first
+    /// content item than the policy lets it hold
+    /// ([`max_held`](crate::Policy::max_held) items, or
+    /// [`max_held_bytes`](crate::Policy::max_held_bytes)): the stream
+    /// stops, and [`held`](Elapsed::held) says how many items it had
+    /// held (and dropped). No time: its [`limit`](Elapsed::limit) is zero.
+    Held,
 }
 
 impl Limit {
     /// The limit as one snake_case word: `"timeout"`, `"first_item"`,
-    /// `"idle"`, `"deadline"` (the `timer` label of the stream metrics) or
-    /// `"catch_up"`.
+    /// `"idle"`, `"deadline"` (the `timer` label of the stream metrics),
+    /// `"catch_up"` or `"held"`.
     #[must_use]
     pub const fn label(self) -> &'static str {
         match self {
@@ -97,6 +106,7 @@ impl Limit {
             Self::Idle => "idle",
             Self::Deadline => "deadline",
             Self::CatchUp => "catch_up",
+            Self::Held => "held",
         }
     }
 }
@@ -108,13 +118,46 @@ impl Elapsed {
         Self {
             limit,
             which: Limit::Timeout,
+            held: 0,
         }
     }
 
     /// An attempt that ran out of the time limit `which`, of `limit`.
     #[must_use]
     pub const fn of(which: Limit, limit: Duration) -> Self {
-        Self { limit, which }
+        Self {
+            limit,
+            which,
+            held: 0,
+        }
+    }
+
+    /// A retried stream that held `held` items, and stopped at its bound
+    /// ([`Limit::Held`]).
+    pub(crate) const fn held_back(held: u32) -> Self {
+        Self {
+            limit: Duration::ZERO,
+            which: Limit::Held,
+            held,
+        }
+    }
+
+    /// With [`Limit::Held`]: how many items the stream held before its
+    /// first content item when it stopped (they are dropped). `None` for
+    /// any other limit.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::{Elapsed, Limit};
+    ///
+    /// assert_eq!(Elapsed::of(Limit::Idle, Duration::from_secs(1)).held(), None);
+    /// ```
+    #[must_use]
+    pub const fn held(&self) -> Option<u32> {
+        match self.which {
+            Limit::Held => Some(self.held),
+            _ => None,
+        }
     }
 
     /// How long the attempt was allowed to run (for [`Limit::Idle`], to
@@ -142,18 +185,27 @@ impl fmt::Display for Elapsed {
             Limit::CatchUp => {
                 f.write_str("resumed stream ended before it caught up with the items delivered")
             }
+            Limit::Held => write!(
+                f,
+                "stream held {} preamble items before its first content, as many as its policy allows",
+                self.held
+            ),
         }
     }
 }
 
 impl std::error::Error for Elapsed {}
 
-/// Always [`ErrorClass::Transient`]; `variant()` is `"Elapsed"` for a
-/// timeout, `"FirstItem"`, `"Idle"`, `"Deadline"` or `"CatchUp"` for a
-/// stream's limits.
+/// [`ErrorClass::Transient`], but [`Limit::Held`]'s
+/// [`ErrorClass::Invalid`] (the same stream would hold as much again);
+/// `variant()` is `"Elapsed"` for a timeout, `"FirstItem"`, `"Idle"`,
+/// `"Deadline"`, `"CatchUp"` or `"Held"` for a stream's limits.
 impl Classify for Elapsed {
     fn classify(&self) -> ErrorClass {
-        ErrorClass::Transient
+        match self.which {
+            Limit::Held => ErrorClass::Invalid,
+            _ => ErrorClass::Transient,
+        }
     }
 
     fn variant(&self) -> &'static str {
@@ -163,6 +215,7 @@ impl Classify for Elapsed {
             Limit::Idle => "Idle",
             Limit::Deadline => "Deadline",
             Limit::CatchUp => "CatchUp",
+            Limit::Held => "Held",
         }
     }
 }

@@ -49,7 +49,10 @@
 //! resets the idle timer), a *preamble* (metadata before the content,
 //! such as a `message_start` event: held back until the first content
 //! item and dropped with its attempt if that attempt fails, so a retry
-//! never shows it twice), or a *keepalive* (an SSE comment, a `ping`
+//! never shows it twice; at most [`max_held`](Policy::max_held) items and
+//! [`max_held_bytes`](Policy::max_held_bytes) bytes, by default 1 024 and
+//! 1 MiB, past which the stream stops, `E::from(Elapsed)` of
+//! [`Limit::Held`], [`StopReason::NotRetryable`]), or a *keepalive* (an SSE comment, a `ping`
 //! event: the connection is alive, the answer is not moving). Keepalives
 //! are never delivered and reset no timer, so a stream that only pings
 //! runs out of [`first_item`](Policy::first_item) or
@@ -179,6 +182,24 @@ pub trait StreamItem {
         ItemKind::Content
     }
 
+    /// The bytes the item takes while a retried stream holds it back (a
+    /// preamble before the first content item), as
+    /// [`max_held_bytes`](Policy::max_held_bytes) counts them. Default:
+    /// `size_of_val(self)`, the item's own size without what it owns on
+    /// the heap; the impls here for owned text and bytes add their length,
+    /// the SSE ones their strings' lengths. Override it for an item that
+    /// owns more.
+    ///
+    /// ```
+    /// use tenacious::stream::StreamItem;
+    ///
+    /// assert_eq!(7_u64.size(), 8);
+    /// assert_eq!("hello".to_owned().size(), size_of::<String>() + 5);
+    /// ```
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self)
+    }
+
     /// The item's id (an SSE event's id), by which a resumed stream
     /// recognises items its source sends again: the server's position,
     /// increasing in the order it sends items (see the
@@ -197,25 +218,23 @@ macro_rules! content {
     };
 }
 
+macro_rules! owned {
+    ($($ty:ty),* $(,)?) => {
+        $(
+            /// Content, with no id; its size counts its length.
+            impl StreamItem for $ty {
+                fn size(&self) -> usize {
+                    std::mem::size_of_val(self).saturating_add(self.len())
+                }
+            }
+        )*
+    };
+}
+
+owned!(String, Box<str>, std::sync::Arc<str>, Vec<u8>, Box<[u8]>);
+
 content!(
-    String,
-    Box<str>,
-    std::sync::Arc<str>,
-    Vec<u8>,
-    Box<[u8]>,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    char,
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, char,
 );
 
 /// Content, with no id.
@@ -224,8 +243,16 @@ impl StreamItem for &str {}
 /// Content, with no id.
 impl StreamItem for &[u8] {}
 
-/// Content, with no id.
-impl StreamItem for std::borrow::Cow<'_, str> {}
+/// Content, with no id; its size counts its length when it is owned.
+impl StreamItem for std::borrow::Cow<'_, str> {
+    fn size(&self) -> usize {
+        let owned = match self {
+            Self::Owned(text) => text.len(),
+            Self::Borrowed(_) => 0,
+        };
+        std::mem::size_of_val(self).saturating_add(owned)
+    }
+}
 
 #[cfg(feature = "sse")]
 /// A comment is a keepalive; an event is as [`SseEvent`](crate::sse::SseEvent)'s impl says.
@@ -243,6 +270,26 @@ impl StreamItem for crate::sse::SseItem {
             Self::Event(event) => event.id(),
         }
     }
+
+    /// Its size and its strings' lengths.
+    fn size(&self) -> usize {
+        let strings = match self {
+            Self::Comment(text) => text.len(),
+            Self::Event(event) => sse_strings(event),
+        };
+        std::mem::size_of_val(self).saturating_add(strings)
+    }
+}
+
+#[cfg(feature = "sse")]
+/// The lengths of an event's strings.
+fn sse_strings(event: &crate::sse::SseEvent) -> usize {
+    let id = event.id.as_ref().map_or(0, String::len);
+    event
+        .event
+        .len()
+        .saturating_add(event.data.len())
+        .saturating_add(id)
 }
 
 #[cfg(feature = "sse")]
@@ -259,6 +306,11 @@ impl StreamItem for crate::sse::SseEvent {
 
     fn id(&self) -> Option<&str> {
         self.id.as_deref()
+    }
+
+    /// Its size and its strings' lengths.
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self).saturating_add(sse_strings(self))
     }
 }
 
@@ -612,6 +664,8 @@ pin_project! {
         delivered: u64,
         attempt_start: Option<Instant>,
         held: VecDeque<T>,
+        // The bytes of `held`, by `StreamItem::size`.
+        held_bytes: usize,
         resume: ResumePoint,
         last_id: String,
         // `delivered` when the item that brought `last_id` was delivered:
@@ -740,6 +794,7 @@ where
             delivered: 0,
             attempt_start: None,
             held: VecDeque::new(),
+            held_bytes: 0,
             resume: ResumePoint::start(),
             last_id: String::new(),
             last_at: 0,
@@ -938,8 +993,10 @@ where
                     };
                     match polled {
                         Poll::Ready(Some(Ok(item))) => {
-                            if let Some(item) = arrived(&mut this, item) {
-                                return Poll::Ready(Some(Ok(item)));
+                            match arrived(&mut this, item) {
+                                Ok(Some(item)) => return Poll::Ready(Some(Ok(item))),
+                                Ok(None) => {}
+                                Err(end) => return Poll::Ready(Some(Err(end))),
                             }
                             // Kept back (a keepalive, a repeat, a
                             // preamble): a source always ready with such
@@ -1048,32 +1105,72 @@ fn start_attempt<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>)
     }
 }
 
-/// An item came from the source: `Some` to deliver it now.
+/// An item came from the source: `Some` to deliver it now, `Err` when the
+/// stream ends with it (it held as much as it may).
 #[inline]
-fn arrived<O, S, T: StreamItem, E: Classify>(
+fn arrived<O, S, T: StreamItem, E: Classify + From<Elapsed>>(
     this: &mut Projected<'_, '_, O, S, T, E>,
     item: T,
-) -> Option<T> {
+) -> Result<Option<T>, Failure<E>> {
     let kind = item.kind();
     if kind == ItemKind::Keepalive {
-        return None;
+        return Ok(None);
     }
     if *this.skip != Skip::Off && repeated(this, &item) {
-        return None;
+        return Ok(None);
     }
     if !*this.committed {
         match kind {
             ItemKind::Preamble => {
                 // A resumed attempt's consumer had the preamble already.
                 if *this.delivered == 0 {
-                    this.held.push_back(item);
+                    hold(this, item)?;
                 }
-                return None;
+                return Ok(None);
             }
-            _ => return Some(commit(this, item)),
+            _ => return Ok(Some(commit(this, item))),
         }
     }
-    Some(deliver(this, item))
+    Ok(Some(deliver(this, item)))
+}
+
+/// Holds a preamble `item` until the first content item, within the
+/// policy's bounds; past them the stream ends, with the failure returned.
+fn hold<O, S, T: StreamItem, E: Classify + From<Elapsed>>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    item: T,
+) -> Result<(), Failure<E>> {
+    let bytes = this.held_bytes.saturating_add(item.size());
+    let max_items = usize::try_from(this.policy.get_max_held()).unwrap_or(usize::MAX);
+    let max_bytes = usize::try_from(this.policy.get_max_held_bytes()).unwrap_or(usize::MAX);
+    if this.held.len() >= max_items || bytes > max_bytes {
+        return Err(held_too_much(this));
+    }
+    this.held.push_back(item);
+    *this.held_bytes = bytes;
+    Ok(())
+}
+
+/// The source sent more preamble than the stream may hold: it stops, a
+/// retry would hold as much again, whatever `E`'s class says.
+#[cold]
+fn held_too_much<O, S, T, E: Classify + From<Elapsed>>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+) -> Failure<E> {
+    let held = u32::try_from(this.held.len()).unwrap_or(u32::MAX);
+    this.source.set(None);
+    drop_held(this);
+    give_up(
+        this,
+        StopReason::NotRetryable,
+        E::from(Elapsed::held_back(held)),
+    )
+}
+
+/// Drops what the attempt held back.
+fn drop_held<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>) {
+    this.held.clear();
+    *this.held_bytes = 0;
 }
 
 /// The attempt's first content item: the stream commits.
@@ -1094,6 +1191,8 @@ fn commit<O, S, T: StreamItem, E: Classify>(
     if this.held.is_empty() {
         return deliver(this, item);
     }
+    // Delivered from here: no longer counted against the bound.
+    *this.held_bytes = 0;
     this.held.push_back(item);
     *this.flushing = true;
     let first = this
@@ -1283,7 +1382,7 @@ fn stalled<O, S, T, E: Classify + From<Elapsed>>(
     let error = E::from(Elapsed::of(limit, length));
     if limit == Limit::Deadline {
         this.source.set(None);
-        this.held.clear();
+        drop_held(this);
         return Some(give_up(this, StopReason::Deadline, error));
     }
     this.polled.as_mut().note_timeout();
@@ -1299,7 +1398,7 @@ fn failed<O, S, T, E: Classify>(
 ) -> Option<Failure<E>> {
     this.source.set(None);
     // What this attempt held back goes with it.
-    this.held.clear();
+    drop_held(this);
     if *this.delivered > 0 && !this.policy.get_resume() {
         // A retry would repeat what the consumer has.
         return Some(give_up(this, StopReason::PartialOutput, error));

@@ -429,7 +429,7 @@ fn add_saturating(counter: &AtomicU64, n: u64, order: Ordering) {
 }
 
 /// Every timer [`Limit`], in declaration order: the stalls are counted by
-/// these ([`Limit::CatchUp`] is no timer, and no stall).
+/// these ([`Limit::CatchUp`] and [`Limit::Held`] are no timers, nor stalls).
 pub(crate) const LIMITS: [Limit; 4] = [
     Limit::Timeout,
     Limit::FirstItem,
@@ -445,7 +445,7 @@ pub(crate) const fn limit_index(limit: Limit) -> Option<usize> {
         Limit::FirstItem => Some(1),
         Limit::Idle => Some(2),
         Limit::Deadline => Some(3),
-        Limit::CatchUp => None,
+        Limit::CatchUp | Limit::Held => None,
     }
 }
 

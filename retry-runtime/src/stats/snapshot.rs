@@ -432,7 +432,7 @@ impl FnStats {
     /// first item in time), [`Limit::Idle`] (no progress between items) or
     /// [`Limit::Deadline`] (the call's deadline, over the whole stream).
     /// 0 for a limit that never ran out, and for one that is no timer
-    /// ([`Limit::CatchUp`]).
+    /// ([`Limit::CatchUp`], [`Limit::Held`]).
     ///
     /// ```
     /// use tenacious::Limit;
