@@ -14,7 +14,7 @@ use crate::{Classify, ErrorClass};
 /// dropped and counts as the error `E::from(Elapsed)`, so the fn's error type
 /// needs a `From<Elapsed>` impl. `Elapsed` is [`Transient`]: a slow attempt
 /// may well be quick the next time. It is a `Copy` value that only carries
-/// the limit it hit.
+/// the limit it hit (and, for [`Limit::Held`], the items held).
 ///
 /// The limit is the policy's timeout, or less when a deadline leaves less
 /// time than that for the attempt.
@@ -48,9 +48,12 @@ use crate::{Classify, ErrorClass};
 pub struct Elapsed {
     limit: Duration,
     which: Limit,
+    // With `Limit::Held`: the items held.
+    held: u32,
 }
 
-/// Which time limit an [`Elapsed`] ran out of.
+/// Which limit an [`Elapsed`] ran out of: a time limit, or, for a
+/// retried stream, a bound that is no time (see each variant).
 ///
 /// ```
 /// use std::time::Duration;
@@ -75,11 +78,26 @@ pub enum Limit {
     /// The call's [`deadline`](crate::Policy::deadline), over the whole
     /// of a retried stream.
     Deadline,
+    /// A resumed attempt of a retried stream ended before it caught up
+    /// with the items its consumer has: its source ended cleanly before it
+    /// sent the last delivered id again, or an item past it (see
+    /// [`resume`](crate::Policy::resume)). The answer is cut, not
+    /// complete, so the attempt failed. No time: its
+    /// [`limit`](Elapsed::limit) is zero.
+    CatchUp,
+    /// A retried stream's source sent more preamble before its first
+    /// content item than the policy lets it hold
+    /// ([`max_held`](crate::Policy::max_held) items, or
+    /// [`max_held_bytes`](crate::Policy::max_held_bytes)): the stream
+    /// stops, and [`held`](Elapsed::held) says how many items it had
+    /// held (and dropped). No time: its [`limit`](Elapsed::limit) is zero.
+    Held,
 }
 
 impl Limit {
     /// The limit as one snake_case word: `"timeout"`, `"first_item"`,
-    /// `"idle"` or `"deadline"` (the `timer` label of the stream metrics).
+    /// `"idle"`, `"deadline"` (the `timer` label of the stream metrics),
+    /// `"catch_up"` or `"held"`.
     #[must_use]
     pub const fn label(self) -> &'static str {
         match self {
@@ -87,6 +105,8 @@ impl Limit {
             Self::FirstItem => "first_item",
             Self::Idle => "idle",
             Self::Deadline => "deadline",
+            Self::CatchUp => "catch_up",
+            Self::Held => "held",
         }
     }
 }
@@ -98,13 +118,46 @@ impl Elapsed {
         Self {
             limit,
             which: Limit::Timeout,
+            held: 0,
         }
     }
 
     /// An attempt that ran out of the time limit `which`, of `limit`.
     #[must_use]
     pub const fn of(which: Limit, limit: Duration) -> Self {
-        Self { limit, which }
+        Self {
+            limit,
+            which,
+            held: 0,
+        }
+    }
+
+    /// A retried stream that held `held` items, and stopped at its bound
+    /// ([`Limit::Held`]).
+    pub(crate) const fn held_back(held: u32) -> Self {
+        Self {
+            limit: Duration::ZERO,
+            which: Limit::Held,
+            held,
+        }
+    }
+
+    /// With [`Limit::Held`]: how many items the stream held before its
+    /// first content item when it stopped (they are dropped). `None` for
+    /// any other limit.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::{Elapsed, Limit};
+    ///
+    /// assert_eq!(Elapsed::of(Limit::Idle, Duration::from_secs(1)).held(), None);
+    /// ```
+    #[must_use]
+    pub const fn held(&self) -> Option<u32> {
+        match self.which {
+            Limit::Held => Some(self.held),
+            _ => None,
+        }
     }
 
     /// How long the attempt was allowed to run (for [`Limit::Idle`], to
@@ -129,17 +182,30 @@ impl fmt::Display for Elapsed {
             Limit::FirstItem => write!(f, "stream sent no first item within {limit:?}"),
             Limit::Idle => write!(f, "stream made no progress for {limit:?}"),
             Limit::Deadline => write!(f, "stream ran past the call's deadline of {limit:?}"),
+            Limit::CatchUp => {
+                f.write_str("resumed stream ended before it caught up with the items delivered")
+            }
+            Limit::Held => write!(
+                f,
+                "stream held {} preamble items before its first content, as many as its policy allows",
+                self.held
+            ),
         }
     }
 }
 
 impl std::error::Error for Elapsed {}
 
-/// Always [`ErrorClass::Transient`]; `variant()` is `"Elapsed"` for a
-/// timeout, `"FirstItem"`, `"Idle"` or `"Deadline"` for a stream's limits.
+/// [`ErrorClass::Transient`], but [`Limit::Held`]'s
+/// [`ErrorClass::Invalid`] (the same stream would hold as much again);
+/// `variant()` is `"Elapsed"` for a timeout, `"FirstItem"`, `"Idle"`,
+/// `"Deadline"`, `"CatchUp"` or `"Held"` for a stream's limits.
 impl Classify for Elapsed {
     fn classify(&self) -> ErrorClass {
-        ErrorClass::Transient
+        match self.which {
+            Limit::Held => ErrorClass::Invalid,
+            _ => ErrorClass::Transient,
+        }
     }
 
     fn variant(&self) -> &'static str {
@@ -148,6 +214,8 @@ impl Classify for Elapsed {
             Limit::FirstItem => "FirstItem",
             Limit::Idle => "Idle",
             Limit::Deadline => "Deadline",
+            Limit::CatchUp => "CatchUp",
+            Limit::Held => "Held",
         }
     }
 }

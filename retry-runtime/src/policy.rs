@@ -30,6 +30,8 @@ use crate::{Breaker, Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn, Thro
 /// | shared retry budget | [`budget`](Policy::budget) | [`get_budget`](Policy::get_budget) | none |
 /// | inside another retried call | [`nested`](Policy::nested) | [`get_nested`](Policy::get_nested) | [`Nested::Once`] |
 /// | statistics record (and `tracing`/`metrics`) | [`stats`](Policy::stats) | [`get_stats`](Policy::get_stats) | none |
+/// | a stream's held preamble, in items | [`max_held`](Policy::max_held) | [`get_max_held`](Policy::get_max_held) | 1 024 |
+/// | a stream's held preamble, in bytes | [`max_held_bytes`](Policy::max_held_bytes) | [`get_max_held_bytes`](Policy::get_max_held_bytes) | 1 MiB |
 ///
 /// Every builder has a getter of its name with `get_` before it.
 ///
@@ -67,6 +69,10 @@ pub struct Policy {
     idle: Option<u64>,
     /// A retried stream reconnects after it has delivered items.
     resume: bool,
+    /// The most a retried stream holds before its first content item, in
+    /// items and in bytes (see `stream.rs`).
+    max_held: u32,
+    max_held_bytes: u32,
     /// `false`: only errors that prove nothing was sent are retried.
     idempotent: bool,
     breaker: Option<ByAddress<Breaker>>,
@@ -96,6 +102,8 @@ impl Policy {
         first_item: None,
         idle: None,
         resume: false,
+        max_held: 1024,
+        max_held_bytes: 1 << 20,
         idempotent: true,
         breaker: None,
         cooldown: None,
@@ -373,7 +381,11 @@ impl Policy {
     /// decided by the policy like any other, and the next attempt's opener
     /// gets the [`ResumePoint`](crate::stream::ResumePoint) (items
     /// delivered, the last event id) to reconnect from; items the source
-    /// sends again are dropped by their id.
+    /// sends again are dropped by their id, which must be the server's
+    /// position (ids that increase in the order it sends them), and an
+    /// attempt that ends before it caught up with the consumer fails
+    /// ([`Limit::CatchUp`](crate::Limit::CatchUp)); see the
+    /// [`stream`](crate::stream) module, "Resume".
     ///
     /// ```
     /// use tenacious::Policy;
@@ -384,6 +396,59 @@ impl Policy {
     #[must_use]
     pub const fn resume(self, resume: bool) -> Self {
         Self { resume, ..self }
+    }
+
+    /// For a retried stream: the most preamble items it holds back before
+    /// its first content item (see [`ItemKind::Preamble`](crate::stream::ItemKind::Preamble)).
+    /// Default: 1 024.
+    ///
+    /// A source that sends more (or more bytes than
+    /// [`max_held_bytes`](Policy::max_held_bytes)) before any content
+    /// stops the stream with `E::from(Elapsed)` of
+    /// [`Limit::Held`](crate::Limit::Held), whose
+    /// [`held`](crate::Elapsed::held) says how many items it held, which
+    /// are dropped, and [`StopReason::NotRetryable`](crate::StopReason::NotRetryable)
+    /// whatever `E`'s class: a retry would hold as many again. 0 holds
+    /// none: the first preamble stops it. Set on the policy only (no
+    /// `#[retry]` key: a `#[retry(policy = NAME)]` fn takes it from its
+    /// named policy).
+    ///
+    /// ```
+    /// use tenacious::Policy;
+    ///
+    /// let p = Policy::new().max_held(100);
+    /// assert_eq!(p.get_max_held(), 100);
+    /// assert_eq!(Policy::new().get_max_held(), 1024);
+    /// ```
+    #[must_use]
+    pub const fn max_held(self, items: u32) -> Self {
+        Self {
+            max_held: items,
+            ..self
+        }
+    }
+
+    /// For a retried stream: the most bytes of preamble it holds back
+    /// before its first content item, as [`StreamItem::size`](crate::stream::StreamItem::size)
+    /// counts them. Default: 1 MiB (1 048 576).
+    ///
+    /// Exceeding it stops the stream as exceeding
+    /// [`max_held`](Policy::max_held) does. Set on the policy only, as
+    /// `max_held` is.
+    ///
+    /// ```
+    /// use tenacious::Policy;
+    ///
+    /// let p = Policy::new().max_held_bytes(64 << 10);
+    /// assert_eq!(p.get_max_held_bytes(), 65_536);
+    /// assert_eq!(Policy::new().get_max_held_bytes(), 1 << 20);
+    /// ```
+    #[must_use]
+    pub const fn max_held_bytes(self, bytes: u32) -> Self {
+        Self {
+            max_held_bytes: bytes,
+            ..self
+        }
     }
 
     /// Whether the call may be made twice with the same effect. Default:
@@ -446,6 +511,18 @@ impl Policy {
     #[must_use]
     pub const fn get_resume(&self) -> bool {
         self.resume
+    }
+
+    /// The most preamble items a stream holds before its first content.
+    #[must_use]
+    pub const fn get_max_held(&self) -> u32 {
+        self.max_held
+    }
+
+    /// The most bytes of preamble a stream holds before its first content.
+    #[must_use]
+    pub const fn get_max_held_bytes(&self) -> u32 {
+        self.max_held_bytes
     }
 
     /// Asks `guard` before every attempt whether it may start, and tells it

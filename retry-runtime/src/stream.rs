@@ -22,12 +22,37 @@
 //! [`ResumePoint`] — items delivered, the last event id — to reconnect
 //! from, while items the source sends again are dropped by their id.
 //!
+//! **Resume** tells repeats by ids that are the server's position: ids
+//! that increase in the order the server sends them, compared by length,
+//! then byte by byte (decimal numbers compare as numbers, a prefix and a
+//! counter as the counter, ids of one length — ULIDs, zero-padded
+//! counters — as their bytes); an item without an id is at the id before
+//! it. A resumed attempt drops what its source sends until it has caught
+//! up with the consumer: an item whose id is at most the last delivered
+//! one, and the items the consumer had after that id (at it, or without
+//! one); the first item past them is new, and so is all that follows. An
+//! item without an id before the attempt's first id is dropped if it is a
+//! preamble and new if it is content (a source that honours the last id
+//! goes on after it). So a source that replays from the start, from the
+//! middle or from the last item delivered shows nothing twice; and one
+//! that ends cleanly before it caught up fails its attempt with
+//! `E::from(Elapsed)` of [`Limit::CatchUp`], decided by the policy as any
+//! failure after commit: its answer is cut, not complete. Delivered ids
+//! seen going down are no positions: a resumed attempt then drops every
+//! item until the last delivered id comes again, and fails (`CatchUp`)
+//! if it never does. Without ids nothing tells a repeat: the opener
+//! resumes from [`delivered`](ResumePoint::delivered), and what its
+//! source sends is delivered.
+//!
 //! **Liveness is not progress.** Each item says what it is
 //! ([`StreamItem::kind`]): *content* (a token: it commits the stream and
 //! resets the idle timer), a *preamble* (metadata before the content,
 //! such as a `message_start` event: held back until the first content
 //! item and dropped with its attempt if that attempt fails, so a retry
-//! never shows it twice), or a *keepalive* (an SSE comment, a `ping`
+//! never shows it twice; at most [`max_held`](Policy::max_held) items and
+//! [`max_held_bytes`](Policy::max_held_bytes) bytes, by default 1 024 and
+//! 1 MiB, past which the stream stops, `E::from(Elapsed)` of
+//! [`Limit::Held`], [`StopReason::NotRetryable`]), or a *keepalive* (an SSE comment, a `ping`
 //! event: the connection is alive, the answer is not moving). Keepalives
 //! are never delivered and reset no timer, so a stream that only pings
 //! runs out of [`first_item`](Policy::first_item) or
@@ -45,7 +70,8 @@
 //! [`StopReason::Deadline`].
 //!
 //! The wrapper adds no allocation per item: it counts what it delivers,
-//! and with `resume` copies each item's id into one buffer it reuses.
+//! and with `resume` copies an item's id, when it is another than the
+//! last, into one buffer it reuses.
 //!
 //! ```
 //! use std::time::Duration;
@@ -156,8 +182,28 @@ pub trait StreamItem {
         ItemKind::Content
     }
 
+    /// The bytes the item takes while a retried stream holds it back (a
+    /// preamble before the first content item), as
+    /// [`max_held_bytes`](Policy::max_held_bytes) counts them. Default:
+    /// `size_of_val(self)`, the item's own size without what it owns on
+    /// the heap; the impls here for owned text and bytes add their length,
+    /// the SSE ones their strings' lengths. Override it for an item that
+    /// owns more.
+    ///
+    /// ```
+    /// use tenacious::stream::StreamItem;
+    ///
+    /// assert_eq!(7_u64.size(), 8);
+    /// assert_eq!("hello".to_owned().size(), size_of::<String>() + 5);
+    /// ```
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self)
+    }
+
     /// The item's id (an SSE event's id), by which a resumed stream
-    /// recognises items its source sends again. Default: none.
+    /// recognises items its source sends again: the server's position,
+    /// increasing in the order it sends items (see the
+    /// [module docs](self), "Resume"). Default: none.
     fn id(&self) -> Option<&str> {
         None
     }
@@ -172,25 +218,23 @@ macro_rules! content {
     };
 }
 
+macro_rules! owned {
+    ($($ty:ty),* $(,)?) => {
+        $(
+            /// Content, with no id; its size counts its length.
+            impl StreamItem for $ty {
+                fn size(&self) -> usize {
+                    std::mem::size_of_val(self).saturating_add(self.len())
+                }
+            }
+        )*
+    };
+}
+
+owned!(String, Box<str>, std::sync::Arc<str>, Vec<u8>, Box<[u8]>);
+
 content!(
-    String,
-    Box<str>,
-    std::sync::Arc<str>,
-    Vec<u8>,
-    Box<[u8]>,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    char,
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, char,
 );
 
 /// Content, with no id.
@@ -199,8 +243,16 @@ impl StreamItem for &str {}
 /// Content, with no id.
 impl StreamItem for &[u8] {}
 
-/// Content, with no id.
-impl StreamItem for std::borrow::Cow<'_, str> {}
+/// Content, with no id; its size counts its length when it is owned.
+impl StreamItem for std::borrow::Cow<'_, str> {
+    fn size(&self) -> usize {
+        let owned = match self {
+            Self::Owned(text) => text.len(),
+            Self::Borrowed(_) => 0,
+        };
+        std::mem::size_of_val(self).saturating_add(owned)
+    }
+}
 
 #[cfg(feature = "sse")]
 /// A comment is a keepalive; an event is as [`SseEvent`](crate::sse::SseEvent)'s impl says.
@@ -218,6 +270,26 @@ impl StreamItem for crate::sse::SseItem {
             Self::Event(event) => event.id(),
         }
     }
+
+    /// Its size and its strings' lengths.
+    fn size(&self) -> usize {
+        let strings = match self {
+            Self::Comment(text) => text.len(),
+            Self::Event(event) => sse_strings(event),
+        };
+        std::mem::size_of_val(self).saturating_add(strings)
+    }
+}
+
+#[cfg(feature = "sse")]
+/// The lengths of an event's strings.
+fn sse_strings(event: &crate::sse::SseEvent) -> usize {
+    let id = event.id.as_ref().map_or(0, String::len);
+    event
+        .event
+        .len()
+        .saturating_add(event.data.len())
+        .saturating_add(id)
 }
 
 #[cfg(feature = "sse")]
@@ -234,6 +306,11 @@ impl StreamItem for crate::sse::SseEvent {
 
     fn id(&self) -> Option<&str> {
         self.id.as_deref()
+    }
+
+    /// Its size and its strings' lengths.
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self).saturating_add(sse_strings(self))
     }
 }
 
@@ -518,17 +595,23 @@ enum Phase {
     Done,
 }
 
-/// How a resumed attempt tells repeated items from new ones.
+/// Where a resumed attempt is against what the consumer has (see
+/// [`repeated`] and the module docs, "Resume").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Skip {
-    /// Deliver what comes.
+    /// Deliver what comes: the attempt caught up, or there is nothing to
+    /// catch up with (no resume, no id delivered).
     Off,
-    /// Until the first item with an id: the last id delivered is the
-    /// source repeating the last item; the first id delivered, the source
-    /// starting over; any other, the source going on from where it was.
-    First,
-    /// The source starts over: drop items until the last id delivered.
-    UntilLast,
+    /// A resumed attempt before its first id: a preamble is dropped (the
+    /// consumer has it), content is new (a source that honours the last
+    /// id goes on after it).
+    Unplaced,
+    /// The source sent an id before the last delivered one: it replays,
+    /// and what comes is dropped until that id, or one past it.
+    Behind,
+    /// The source sent the last delivered id again: the `tail` items the
+    /// consumer had after it (at that id, or without one) are dropped too.
+    AtLast,
 }
 
 pin_project! {
@@ -566,6 +649,9 @@ pin_project! {
         skip: Skip,
         // The last delivered id is in `last_id`.
         has_last: bool,
+        // No delivered id came before the one delivered ahead of it: the
+        // ids are positions (see `position`).
+        ordered: bool,
         // Polls of the source, wrapping: every 256th looks at the deadline
         // while a source is always ready.
         ticks: u8,
@@ -578,9 +664,16 @@ pin_project! {
         delivered: u64,
         attempt_start: Option<Instant>,
         held: VecDeque<T>,
+        // The bytes of `held`, by `StreamItem::size`.
+        held_bytes: usize,
         resume: ResumePoint,
-        first_id: Option<String>,
         last_id: String,
+        // `delivered` when the item that brought `last_id` was delivered:
+        // the items after it, at its id or without one, are
+        // `delivered - last_at`.
+        last_at: u64,
+        // With `Skip::AtLast`: the items at the last id still to drop.
+        tail: u64,
         provenance: Provenance,
     }
 
@@ -694,15 +787,18 @@ where
             flushing: false,
             skip: Skip::Off,
             has_last: false,
+            ordered: true,
             ticks: 0,
             deadline_at: None,
             armed: None,
             delivered: 0,
             attempt_start: None,
             held: VecDeque::new(),
+            held_bytes: 0,
             resume: ResumePoint::start(),
-            first_id: None,
             last_id: String::new(),
+            last_at: 0,
+            tail: 0,
             provenance: Provenance::new(),
         }
     }
@@ -897,8 +993,10 @@ where
                     };
                     match polled {
                         Poll::Ready(Some(Ok(item))) => {
-                            if let Some(item) = arrived(&mut this, item) {
-                                return Poll::Ready(Some(Ok(item)));
+                            match arrived(&mut this, item) {
+                                Ok(Some(item)) => return Poll::Ready(Some(Ok(item))),
+                                Ok(None) => {}
+                                Err(end) => return Poll::Ready(Some(Err(end))),
                             }
                             // Kept back (a keepalive, a repeat, a
                             // preamble): a source always ready with such
@@ -920,6 +1018,14 @@ where
                         }
                         Poll::Ready(Some(Err(error))) => {
                             if let Some(end) = failed(&mut this, error) {
+                                return Poll::Ready(Some(Err(end)));
+                            }
+                        }
+                        Poll::Ready(None) if *this.skip != Skip::Off => {
+                            // A resumed attempt that ended before it
+                            // caught up: the answer is cut, not complete.
+                            let cut = E::from(Elapsed::of(Limit::CatchUp, Duration::ZERO));
+                            if let Some(end) = failed(&mut this, cut) {
                                 return Poll::Ready(Some(Err(end)));
                             }
                         }
@@ -989,7 +1095,7 @@ fn start_attempt<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>)
             last_event_id: this.has_last.then(|| this.last_id.clone()),
         };
         *this.skip = if *this.has_last {
-            Skip::First
+            Skip::Unplaced
         } else {
             Skip::Off
         };
@@ -999,32 +1105,72 @@ fn start_attempt<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>)
     }
 }
 
-/// An item came from the source: `Some` to deliver it now.
+/// An item came from the source: `Some` to deliver it now, `Err` when the
+/// stream ends with it (it held as much as it may).
 #[inline]
-fn arrived<O, S, T: StreamItem, E: Classify>(
+fn arrived<O, S, T: StreamItem, E: Classify + From<Elapsed>>(
     this: &mut Projected<'_, '_, O, S, T, E>,
     item: T,
-) -> Option<T> {
+) -> Result<Option<T>, Failure<E>> {
     let kind = item.kind();
     if kind == ItemKind::Keepalive {
-        return None;
+        return Ok(None);
     }
     if *this.skip != Skip::Off && repeated(this, &item) {
-        return None;
+        return Ok(None);
     }
     if !*this.committed {
         match kind {
             ItemKind::Preamble => {
                 // A resumed attempt's consumer had the preamble already.
                 if *this.delivered == 0 {
-                    this.held.push_back(item);
+                    hold(this, item)?;
                 }
-                return None;
+                return Ok(None);
             }
-            _ => return Some(commit(this, item)),
+            _ => return Ok(Some(commit(this, item))),
         }
     }
-    Some(deliver(this, item))
+    Ok(Some(deliver(this, item)))
+}
+
+/// Holds a preamble `item` until the first content item, within the
+/// policy's bounds; past them the stream ends, with the failure returned.
+fn hold<O, S, T: StreamItem, E: Classify + From<Elapsed>>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+    item: T,
+) -> Result<(), Failure<E>> {
+    let bytes = this.held_bytes.saturating_add(item.size());
+    let max_items = usize::try_from(this.policy.get_max_held()).unwrap_or(usize::MAX);
+    let max_bytes = usize::try_from(this.policy.get_max_held_bytes()).unwrap_or(usize::MAX);
+    if this.held.len() >= max_items || bytes > max_bytes {
+        return Err(held_too_much(this));
+    }
+    this.held.push_back(item);
+    *this.held_bytes = bytes;
+    Ok(())
+}
+
+/// The source sent more preamble than the stream may hold: it stops, a
+/// retry would hold as much again, whatever `E`'s class says.
+#[cold]
+fn held_too_much<O, S, T, E: Classify + From<Elapsed>>(
+    this: &mut Projected<'_, '_, O, S, T, E>,
+) -> Failure<E> {
+    let held = u32::try_from(this.held.len()).unwrap_or(u32::MAX);
+    this.source.set(None);
+    drop_held(this);
+    give_up(
+        this,
+        StopReason::NotRetryable,
+        E::from(Elapsed::held_back(held)),
+    )
+}
+
+/// Drops what the attempt held back.
+fn drop_held<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>) {
+    this.held.clear();
+    *this.held_bytes = 0;
 }
 
 /// The attempt's first content item: the stream commits.
@@ -1045,6 +1191,8 @@ fn commit<O, S, T: StreamItem, E: Classify>(
     if this.held.is_empty() {
         return deliver(this, item);
     }
+    // Delivered from here: no longer counted against the bound.
+    *this.held_bytes = 0;
     this.held.push_back(item);
     *this.flushing = true;
     let first = this
@@ -1067,43 +1215,109 @@ fn deliver<O, S, T: StreamItem, E: Classify>(
     if this.policy.get_resume()
         && let Some(id) = item.id()
     {
-        keep_id(this.first_id, this.last_id, this.has_last, id);
+        let last = Last {
+            id: this.last_id,
+            has: this.has_last,
+            ordered: this.ordered,
+            at: this.last_at,
+        };
+        keep_id(last, id, *this.delivered);
     }
     item
 }
 
-/// With resume: `id` is the last delivered (and the first, if none was).
-#[inline]
-fn keep_id(first_id: &mut Option<String>, last_id: &mut String, has_last: &mut bool, id: &str) {
-    if first_id.is_none() {
-        *first_id = Some(id.to_owned());
-    }
-    last_id.clear();
-    last_id.push_str(id);
-    *has_last = true;
+/// The last delivered id and what is known of it.
+struct Last<'a> {
+    id: &'a mut String,
+    has: &'a mut bool,
+    ordered: &'a mut bool,
+    at: &'a mut u64,
 }
 
-/// Whether a resumed attempt's `item` is one the consumer has.
+/// With resume: `id`, the id of the `delivered`th item, is the last
+/// delivered; copied into the one buffer only when it is another id than
+/// the last.
+#[inline]
+fn keep_id(last: Last<'_>, id: &str, delivered: u64) {
+    if *last.has {
+        match position(id, last.id) {
+            std::cmp::Ordering::Equal => return,
+            // Ids that go down are no positions.
+            std::cmp::Ordering::Less => *last.ordered = false,
+            std::cmp::Ordering::Greater => {}
+        }
+    }
+    last.id.clear();
+    last.id.push_str(id);
+    *last.has = true;
+    *last.at = delivered;
+}
+
+/// Where the id `id` is against `last`, in the order of ids that are
+/// positions: by length, then byte by byte. Decimal numbers (without
+/// leading zeros) compare as numbers, a prefix and a counter as the
+/// counter (`evt-9` before `evt-10`), ids of one length (ULIDs,
+/// zero-padded counters) as their bytes.
+#[inline]
+fn position(id: &str, last: &str) -> std::cmp::Ordering {
+    id.len()
+        .cmp(&last.len())
+        .then_with(|| id.as_bytes().cmp(last.as_bytes()))
+}
+
+/// Whether a resumed attempt's `item` is one the consumer has: every item
+/// is, until the attempt has caught up with the consumer (see the module
+/// docs, "Resume").
 #[cold]
 fn repeated<O, S, T: StreamItem, E: Classify>(
     this: &mut Projected<'_, '_, O, S, T, E>,
     item: &T,
 ) -> bool {
-    let Some(id) = item.id() else {
-        // Without an id it cannot be told: delivered, unless the source
-        // is known to be starting over.
-        return *this.skip == Skip::UntilLast;
-    };
-    let is_last = id == this.last_id.as_str();
-    match *this.skip {
-        Skip::First if is_last => *this.skip = Skip::Off,
-        Skip::First if this.first_id.as_deref() == Some(id) => *this.skip = Skip::UntilLast,
-        Skip::First => {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    let last = this.last_id.as_str();
+    let at = item.id().map(|id| {
+        if *this.ordered {
+            position(id, last)
+        } else if id == last {
+            // Ids that are no positions: only the last one can be told.
+            Equal
+        } else {
+            Less
+        }
+    });
+    match (*this.skip, at) {
+        (Skip::Off, _) => return false,
+        (Skip::AtLast, None | Some(Equal)) => {
+            // What the consumer had after the last id, sent again.
+            *this.tail -= 1;
+            if *this.tail == 0 {
+                *this.skip = Skip::Off;
+            }
+        }
+        // Past the last id: new, and so is all that follows.
+        (Skip::AtLast, Some(_)) | (_, Some(Greater)) => {
             *this.skip = Skip::Off;
             return false;
         }
-        Skip::UntilLast if is_last => *this.skip = Skip::Off,
-        Skip::UntilLast | Skip::Off => {}
+        (_, Some(Less)) => *this.skip = Skip::Behind,
+        (_, Some(Equal)) => {
+            *this.tail = *this.delivered - *this.last_at;
+            *this.skip = if *this.tail == 0 {
+                Skip::Off
+            } else {
+                Skip::AtLast
+            };
+        }
+        // After an id before the last: part of the replay.
+        (Skip::Behind, None) => {}
+        // Before any id: a preamble the consumer has, or content that
+        // follows the last id.
+        (Skip::Unplaced, None) => {
+            if item.kind() != ItemKind::Preamble {
+                *this.skip = Skip::Off;
+                return false;
+            }
+        }
     }
     true
 }
@@ -1168,7 +1382,7 @@ fn stalled<O, S, T, E: Classify + From<Elapsed>>(
     let error = E::from(Elapsed::of(limit, length));
     if limit == Limit::Deadline {
         this.source.set(None);
-        this.held.clear();
+        drop_held(this);
         return Some(give_up(this, StopReason::Deadline, error));
     }
     this.polled.as_mut().note_timeout();
@@ -1184,7 +1398,7 @@ fn failed<O, S, T, E: Classify>(
 ) -> Option<Failure<E>> {
     this.source.set(None);
     // What this attempt held back goes with it.
-    this.held.clear();
+    drop_held(this);
     if *this.delivered > 0 && !this.policy.get_resume() {
         // A retry would repeat what the consumer has.
         return Some(give_up(this, StopReason::PartialOutput, error));
@@ -1286,6 +1500,16 @@ mod tests {
         };
         assert_eq!(SseItem::Event(delta.clone()).kind(), ItemKind::Content);
         assert_eq!(SseItem::Event(delta).id(), Some("4"));
+    }
+
+    #[test]
+    fn ids_are_positions_by_length_then_bytes() {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        assert_eq!(position("9", "10"), Less);
+        assert_eq!(position("10", "9"), Greater);
+        assert_eq!(position("evt-9", "evt-10"), Less);
+        assert_eq!(position("01HZX3", "01HZX2"), Greater);
+        assert_eq!(position("42", "42"), Equal);
     }
 
     #[test]

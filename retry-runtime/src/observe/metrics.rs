@@ -133,10 +133,13 @@ pub(super) fn stream_first_item(stats: &'static CallStats, after: Duration) {
 }
 
 pub(super) fn stream_stall(stats: &'static CallStats, limit: Limit) {
+    let Some(index) = limit_index(limit) else {
+        return;
+    };
     let keys = stats.metrics.keys();
     with_recorder(|recorder| {
         recorder
-            .register_counter(&keys.stalls[limit_index(limit)], &METADATA)
+            .register_counter(&keys.stalls[index], &METADATA)
             .increment(1);
     });
 }

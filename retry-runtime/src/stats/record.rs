@@ -383,7 +383,9 @@ impl CallStats {
     /// Counts a stream timer, `limit`, that ran out.
     pub(crate) fn count_stall(&'static self, limit: Limit) {
         self.join();
-        self.stalls[limit_index(limit)].fetch_add(1, Relaxed);
+        if let Some(index) = limit_index(limit) {
+            self.stalls[index].fetch_add(1, Relaxed);
+        }
     }
 
     /// Counts a stream reconnecting to resume.
@@ -426,7 +428,8 @@ fn add_saturating(counter: &AtomicU64, n: u64, order: Ordering) {
     let _ = counter.fetch_update(order, Relaxed, |sum| Some(sum.saturating_add(n)));
 }
 
-/// Every [`Limit`], in declaration order: the stalls are counted by these.
+/// Every timer [`Limit`], in declaration order: the stalls are counted by
+/// these ([`Limit::CatchUp`] and [`Limit::Held`] are no timers, nor stalls).
 pub(crate) const LIMITS: [Limit; 4] = [
     Limit::Timeout,
     Limit::FirstItem,
@@ -434,13 +437,15 @@ pub(crate) const LIMITS: [Limit; 4] = [
     Limit::Deadline,
 ];
 
-/// The position of `limit` in [`LIMITS`].
-pub(crate) const fn limit_index(limit: Limit) -> usize {
+/// The position of `limit` in [`LIMITS`]; `None` for a limit that is no
+/// timer.
+pub(crate) const fn limit_index(limit: Limit) -> Option<usize> {
     match limit {
-        Limit::Timeout => 0,
-        Limit::FirstItem => 1,
-        Limit::Idle => 2,
-        Limit::Deadline => 3,
+        Limit::Timeout => Some(0),
+        Limit::FirstItem => Some(1),
+        Limit::Idle => Some(2),
+        Limit::Deadline => Some(3),
+        Limit::CatchUp | Limit::Held => None,
     }
 }
 

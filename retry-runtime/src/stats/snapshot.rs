@@ -431,7 +431,8 @@ impl FnStats {
     /// The stream stalls of the timer `limit`: [`Limit::FirstItem`] (no
     /// first item in time), [`Limit::Idle`] (no progress between items) or
     /// [`Limit::Deadline`] (the call's deadline, over the whole stream).
-    /// 0 for a limit that never ran out.
+    /// 0 for a limit that never ran out, and for one that is no timer
+    /// ([`Limit::CatchUp`], [`Limit::Held`]).
     ///
     /// ```
     /// use tenacious::Limit;
@@ -442,7 +443,10 @@ impl FnStats {
     /// ```
     #[must_use]
     pub const fn stalls_of(&self, limit: Limit) -> u64 {
-        self.stream.stalls[limit_index(limit)]
+        match limit_index(limit) {
+            Some(index) => self.stream.stalls[index],
+            None => 0,
+        }
     }
 
     /// Reconnections of retried streams with
