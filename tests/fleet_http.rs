@@ -140,3 +140,75 @@ async fn a_shared_cooldown_and_throttle_cut_the_fleets_429s_and_every_task_compl
         FLEET_BUDGET.balance()
     );
 }
+
+static NOISY_COOLDOWN: Cooldown = Cooldown::new();
+static NOISY_THROTTLE: Throttle = Throttle::new().probe_first(Duration::from_secs(1));
+static NOISY_BREAKER: tenacious::Breaker = tenacious::Breaker::new();
+static NOISY_BUDGET: RetryBudget = RetryBudget::new();
+
+/// The recommended guards, against a provider that answers a tenth of
+/// requests 529 or 503 whatever the load.
+#[retry(
+    max = 8,
+    base = "200ms",
+    breaker = NOISY_BREAKER,
+    cooldown = NOISY_COOLDOWN,
+    throttle = NOISY_THROTTLE,
+    budget = NOISY_BUDGET
+)]
+async fn noisy(client: &reqwest::Client, url: &str) -> Result<(), tenacious::Failure<HttpError>> {
+    request(client, url, Some(&NOISY_THROTTLE)).await
+}
+
+/// The noise is not the fleet's excess: the headers keep governing the
+/// throttle's rate (each overload cut it by 0.7 towards 0.5 a second
+/// while the headers said 4 were free), the breaker stays closed, and
+/// every task completes with few 429s. Counts only: the run takes about
+/// as long as the quota needs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_tenth_of_answers_overloaded_the_headers_keep_governing_the_rate() {
+    let server = QuotaServer::start(RATE, BURST).await;
+    let url = server.noisy_url();
+    let client = reqwest::Client::new();
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move {
+                for _ in 0..CALLS {
+                    if noisy(&client, &url).await.is_err() {
+                        return false;
+                    }
+                }
+                true
+            })
+        })
+        .collect();
+    let mut completed = 0;
+    for task in tasks {
+        completed += usize::from(task.await.unwrap());
+    }
+    let (requests, rejected, noise) = (server.requests(), server.rejected(), server.noise());
+    let throttle = NOISY_THROTTLE.stats();
+    println!(
+        "{requests} requests, {rejected} 429s, {noise} noise, {completed} of {TASKS} tasks, \
+         throttle {throttle:?}, breaker {:?}",
+        NOISY_BREAKER.stats()
+    );
+    assert!(noise > 0, "the route made no noise");
+    assert_eq!(completed, TASKS, "every task completes");
+    assert_eq!(
+        NOISY_BREAKER.stats().opened,
+        0,
+        "the breaker opened on noise"
+    );
+    assert!(
+        rejected * 50 <= requests,
+        "more than 2 % of requests answered 429: {rejected} of {requests}"
+    );
+    // The adaptive rate, if an overload turned it on, is back to what the
+    // headers allow (about 4 a second), not cut towards its least.
+    assert!(
+        throttle.rate.is_none_or(|rate| rate >= 0.8 * RATE),
+        "the throttle's rate was cut below the headers': {throttle:?}"
+    );
+}

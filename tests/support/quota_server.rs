@@ -21,6 +21,10 @@ use tokio::time::Instant;
 pub const COMPLETIONS: &str = "/v1/chat/completions";
 /// The route that is down.
 pub const UNAVAILABLE: &str = "/v1/unavailable";
+/// The route with the quota and noise: a tenth of its requests, picked
+/// by a hash of their number (whatever the rate), answered 529 or 503,
+/// half each, with no header and not charged to the quota.
+pub const NOISY: &str = "/v1/noisy";
 
 /// The server's quota: a token bucket, and what it answered.
 struct Quota {
@@ -31,6 +35,8 @@ struct Quota {
     requests: AtomicU64,
     rejected: AtomicU64,
     unavailable: AtomicU64,
+    noisy: AtomicU64,
+    noise: AtomicU64,
 }
 
 /// A running server on 127.0.0.1, stopped when dropped.
@@ -52,10 +58,13 @@ impl QuotaServer {
             requests: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             unavailable: AtomicU64::new(0),
+            noisy: AtomicU64::new(0),
+            noise: AtomicU64::new(0),
         });
         let app = Router::new()
             .route(COMPLETIONS, post(complete))
             .route(UNAVAILABLE, post(unavailable))
+            .route(NOISY, post(noisy))
             .with_state(Arc::clone(&quota));
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -73,6 +82,17 @@ impl QuotaServer {
     /// The URL of the route that answers 503.
     pub fn unavailable_url(&self) -> String {
         format!("{}{UNAVAILABLE}", self.base)
+    }
+
+    /// The URL of the route with the quota and noise.
+    pub fn noisy_url(&self) -> String {
+        format!("{}{NOISY}", self.base)
+    }
+
+    /// Requests the noisy route answered 529 or 503 (they are counted in
+    /// [`requests`](QuotaServer::requests) too).
+    pub fn noise(&self) -> u64 {
+        self.quota.noise.load(Ordering::Relaxed)
     }
 
     /// Requests the quota's route received.
@@ -133,6 +153,24 @@ async fn complete(State(quota): State<Arc<Quota>>) -> Response {
             .insert("retry-after", format!("{wait}").parse().unwrap());
         response
     }
+}
+
+/// The quota's route with noise: one request in ten answered 529 or 503,
+/// chosen by a hash of its number, before the quota is asked.
+async fn noisy(State(quota): State<Arc<Quota>>) -> Response {
+    let n = quota.noisy.fetch_add(1, Ordering::Relaxed);
+    let draw = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54; // 0..1024
+    if draw < 102 {
+        quota.requests.fetch_add(1, Ordering::Relaxed);
+        quota.noise.fetch_add(1, Ordering::Relaxed);
+        let status = if draw % 2 == 0 {
+            StatusCode::from_u16(529).unwrap()
+        } else {
+            StatusCode::SERVICE_UNAVAILABLE
+        };
+        return (status, "overloaded").into_response();
+    }
+    complete(State(quota)).await
 }
 
 /// The route that is down: 503, no header.
