@@ -86,14 +86,25 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     let ret = |value: &syn::Ident| -> TokenStream {
         match &args.fallback {
             Some(path) => {
-                let (first, _) = first_and_last_span(path);
+                let (first, last) = first_and_last_span(path);
                 let glue = if failure_attempt.is_some() {
                     quote!(#private::fall_back_failure)
                 } else {
                     quote!(#private::fall_back)
                 };
-                let glue = respan(glue, Span::call_site().located_at(first));
-                quote!(#glue(&#engine, #value, #path))
+                // The callee on the path's first token, the parentheses on
+                // its last, the result handed over on the path too: the
+                // whole call, and so an unmet bound of it (which rustc may
+                // blame on the argument its types come from), is on the
+                // path.
+                let mut call = respan(glue, Span::call_site().located_at(first));
+                let mut value = value.clone();
+                value.set_span(value.span().located_at(first));
+                let mut call_args =
+                    Group::new(Delimiter::Parenthesis, quote!(&#engine, #value, #path));
+                call_args.set_span(Span::call_site().located_at(last));
+                call.extend([TokenTree::Group(call_args)]);
+                call
             }
             None => quote!(#value),
         }
