@@ -104,6 +104,7 @@ mod limits;
 mod nested;
 mod observe;
 mod pace;
+mod path_policy;
 mod policy;
 mod polled;
 #[cfg(feature = "http")]
@@ -180,6 +181,7 @@ pub mod __private {
     };
     pub use crate::hooks::{CheckFn, NotifyFn, RetryResult, WhenFn, always, checked, ignore};
     pub use crate::pace::{pace, pace_blocking};
+    pub use crate::path_policy::{ElapsedIf, elapsed_into_if};
     pub use crate::polled::Polled;
     pub use crate::stats::CallStats;
     pub use crate::stream::{Captures, RetriedStream, StreamOutput, port as stream_port};
