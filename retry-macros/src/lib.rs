@@ -58,7 +58,7 @@ use proc_macro::TokenStream;
 ///
 /// | key | meaning | default |
 /// |---|---|---|
-/// | `policy` | the policy the other keys override: the path of a `const` or `static` `tenacious::Policy`, read at compile time, all of whose fields hold (its `timeout` bounds an async fn's attempts when its error is `From<Elapsed>`, its guards are asked before the first attempt); or, with `tenacious`'s feature `config`, a name, `policy = "openai"`, looked up at run time in the set `tenacious::config::load` keeps (see [below](#policies-by-name)) | `Policy::new()` |
+/// | `policy` | the policy the other keys override: the path of a `const` or `static` `tenacious::Policy`, read at compile time, all of whose fields hold (its `timeout` bounds an async fn's attempts, so the fn's error must be `From<Elapsed>`, as for the key; its guards are asked before the first attempt); the keys beside it are checked against its fields as against each other (a `timeout` longer than its `deadline`, a `base` above its `cap` are compile errors), and override them whatever their value (`idempotent = true` beside a policy that is not); or, with `tenacious`'s feature `config`, a name, `policy = "openai"`, looked up at run time in the set `tenacious::config::load` keeps (see [below](#policies-by-name)) | `Policy::new()` |
 /// | `max` | total attempts, the first included (at least 1) | `3` |
 /// | `base` | first backoff ceiling | `"200ms"` |
 /// | `cap` | ceiling of any backoff, applied after jitter (at least `base`) | `"20s"` |

@@ -93,6 +93,7 @@ mod engine;
 mod event;
 pub mod explain;
 mod failure;
+mod fallback_fn;
 mod glue;
 mod guard;
 #[cfg(any(feature = "config", feature = "redis"))]
@@ -105,6 +106,7 @@ mod limits;
 mod nested;
 mod observe;
 mod pace;
+mod path_policy;
 mod policy;
 mod polled;
 #[cfg(feature = "http")]
@@ -169,15 +171,19 @@ pub mod __private {
     };
     pub use crate::engine::Engine;
     pub use crate::failure::Provenance;
+    pub use crate::fallback_fn::{
+        Answers, ByError, ByFailure, FallbackSignature, GiveUp, OneArgument, fall_back,
+        fall_back_failure,
+    };
     pub use crate::glue::{
-        ByError, ByFailure, ElapsedInto, ElapsedNot, FallbackFn, OutputOf, RefusableIf, bounded,
-        fall_back, fall_back_failure, pace_first, pace_first_blocking, pace_first_blocking_if,
-        pace_first_blocking_refusable, pace_first_if, pace_first_refusable, policy_has_guards,
-        policy_has_timeout, resume, resume_failure, step, step_failure, step_failure_held,
-        step_held, timed_out, timed_out_as, wants_pace,
+        ElapsedInto, ElapsedNot, OutputOf, RefusableIf, bounded, pace_first, pace_first_blocking,
+        pace_first_blocking_if, pace_first_blocking_refusable, pace_first_if, pace_first_refusable,
+        policy_has_guards, policy_has_timeout, resume, resume_failure, step, step_failure,
+        step_failure_held, step_held, timed_out, timed_out_as, wants_pace,
     };
     pub use crate::hooks::{CheckFn, NotifyFn, RetryResult, WhenFn, always, checked, ignore};
     pub use crate::pace::{pace, pace_blocking};
+    pub use crate::path_policy::{ElapsedIf, elapsed_into_if};
     pub use crate::polled::Polled;
     pub use crate::stats::CallStats;
     pub use crate::stream::{Captures, RetriedStream, StreamOutput, port as stream_port};

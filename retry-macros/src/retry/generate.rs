@@ -17,6 +17,7 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{GenericArgument, PathArguments, Type};
 
 use super::args::{Args, DurationArg, PolicyArg, RETRIED_CLASSES, StatsArg};
+use super::duration;
 use super::item::RetryFn;
 use super::validate::Retry;
 use crate::common::strip_groups;
@@ -86,14 +87,25 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     let ret = |value: &syn::Ident| -> TokenStream {
         match &args.fallback {
             Some(path) => {
-                let (first, _) = first_and_last_span(path);
+                let (first, last) = first_and_last_span(path);
                 let glue = if failure_attempt.is_some() {
                     quote!(#private::fall_back_failure)
                 } else {
                     quote!(#private::fall_back)
                 };
-                let glue = respan(glue, Span::call_site().located_at(first));
-                quote!(#glue(&#engine, #value, #path))
+                // The callee on the path's first token, the parentheses on
+                // its last, the result handed over on the path too: the
+                // whole call, and so an unmet bound of it (which rustc may
+                // blame on the argument its types come from), is on the
+                // path.
+                let mut call = respan(glue, Span::call_site().located_at(first));
+                let mut value = value.clone();
+                value.set_span(value.span().located_at(first));
+                let mut call_args =
+                    Group::new(Delimiter::Parenthesis, quote!(&#engine, #value, #path));
+                call_args.set_span(Span::call_site().located_at(last));
+                call.extend([TokenTree::Group(call_args)]);
+                call
             }
             None => quote!(#value),
         }
@@ -309,12 +321,33 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
                     }
                     _ => quote!(true),
                 };
-                quote! {
-                    let #fut = async #attempt_body;
-                    let #to_error = if #may_bound {
+                // A `const` or `static` one read at compile time asks the
+                // error to be `From<Elapsed>` when it has a `timeout`, as
+                // the key does: spanned on its path, so a policy whose
+                // timeout could not apply is an error there, not a bound
+                // dropped. (A const argument cannot name a generic
+                // parameter: a path that does is read at run time, as a
+                // policy bound by name is.)
+                let to_output = match &args.policy {
+                    Some(PolicyArg::Path(path)) if !names_generic(path, &func.sig.generics) => {
+                        let base = policy_base(args, &private);
+                        let (span, _) = first_and_last_span(path);
+                        let span = Span::call_site().located_at(span);
+                        let glue = respan(quote!(#private::elapsed_into_if), span);
+                        quote_spanned! {span=>
+                            #glue::<_, { #private::policy_has_timeout(&#base) }, _>(&#fut)
+                        }
+                    }
+                    _ => quote! {{
                         #[allow(unused_imports)]
                         use #private::{ElapsedInto as _, ElapsedNot as _};
                         (&#private::OutputOf::of(&#fut)).elapsed_into()
+                    }},
+                };
+                quote! {
+                    let #fut = async #attempt_body;
+                    let #to_error = if #may_bound {
+                        #to_output
                     } else {
                         #private::Option::None
                     };
@@ -516,7 +549,9 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
             quote!(#private::RetriedStream::driven),
             Span::call_site().located_at(first_span),
         );
+        let checks = policy_checks(args, &private, &func.sig.generics, true, true);
         let body = quote! {
+            #checks
             let #engine = #engine_new;
             let (#port, #link) = #private::stream_port();
             #driven(#engine, #link, async move {
@@ -528,7 +563,9 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         return fn_with_body(RetryFn { sig, ..func }, body);
     }
 
+    let checks = policy_checks(args, &private, &func.sig.generics, false, shape.is_async);
     let retry_loop = quote! {
+        #checks
         let mut #engine = #engine_new;
         #records_decl
         #pace_first
@@ -626,6 +663,155 @@ fn names_generic(path: &syn::ExprPath, generics: &syn::Generics) -> bool {
             .any(|param| param.ident == first.ident)
 }
 
+/// The checks of the keys against the `const` or `static` policy they
+/// override that the keys get against each other (see `validate`): a
+/// `timeout` longer than the policy's `deadline`, a `base` above its
+/// `cap`, ... One `const _` item per key that has its other half in the
+/// policy, evaluated at compile time (by `cargo check` too), whose panic
+/// sits on the key's value: the error is there, saying what the keys'
+/// would. None for a path naming a generic parameter, which an item
+/// cannot, nor for a policy bound by name, read at run time.
+fn policy_checks(
+    args: &Args,
+    private: &TokenStream,
+    generics: &syn::Generics,
+    opens_stream: bool,
+    is_async: bool,
+) -> TokenStream {
+    let Some(PolicyArg::Path(path)) = &args.policy else {
+        return TokenStream::new();
+    };
+    if names_generic(path, generics) {
+        return TokenStream::new();
+    }
+    let base = policy_base(args, private);
+    let named = path_text(path);
+    let policy = format_ident!("__tenacious_policy", span = Span::mixed_site());
+    let limit = format_ident!("__tenacious_limit", span = Span::mixed_site());
+    let mut checks = TokenStream::new();
+    // `key` is given, with `nanos`; the policy's `getter` is the other
+    // half, an `Option<Duration>` if `optional`; the key is wrong when
+    // the policy's value is `below` it (or, if not, above it).
+    let mut check = |key: &DurationArg, getter: &str, optional: bool, below: bool, why: String| {
+        let nanos = Literal::u128_unsuffixed(u128::from(key.nanos));
+        let getter = runtime_ident(getter);
+        let wrong = if below {
+            quote!(#limit.as_nanos() < #nanos)
+        } else {
+            quote!(#limit.as_nanos() > #nanos)
+        };
+        let message = syn::LitStr::new(&why, key.lit.span());
+        let panic = respan(
+            quote!(::core::panic!(#message)),
+            Span::call_site().located_at(key.lit.span()),
+        );
+        let test = if optional {
+            quote! {
+                if let #private::Option::Some(#limit) = #policy.#getter() {
+                    if #wrong {
+                        #panic
+                    }
+                }
+            }
+        } else {
+            quote! {
+                let #limit = #policy.#getter();
+                if #wrong {
+                    #panic
+                }
+            }
+        };
+        checks.extend(quote! {
+            const _: () = {
+                let #policy = #base;
+                #test
+            };
+        });
+    };
+    let shown = |key: &DurationArg| format!("`{}` ({})", key.key, duration::display(key.nanos));
+    if let (Some(timeout), None) = (&args.timeout, &args.deadline) {
+        let why = format!(
+            "{} is longer than the `deadline` of `{named}`: no attempt can run longer than \
+             the whole call; lower `timeout` or raise the policy's `deadline`",
+            shown(timeout)
+        );
+        check(timeout, "get_deadline", true, true, why);
+    }
+    // (A sync fn's attempts are not bounded: the policy's `timeout` is
+    // no limit there.)
+    if let (Some(deadline), None, true, false) =
+        (&args.deadline, &args.timeout, is_async, opens_stream)
+    {
+        let why = format!(
+            "{} is shorter than the `timeout` of `{named}`: no attempt can run longer than \
+             the whole call; raise `deadline` or lower the policy's `timeout`",
+            shown(deadline)
+        );
+        check(deadline, "get_timeout", true, false, why);
+    }
+    if let (Some(base), None) = (&args.base, &args.cap) {
+        let why = format!(
+            "{} is above the `cap` of `{named}`: `cap` is the ceiling of every backoff, so \
+             it must be at least `base`; lower `base` or raise `cap` too",
+            shown(base)
+        );
+        check(base, "get_cap", false, true, why);
+    }
+    if let (Some(cap), None) = (&args.cap, &args.base) {
+        let why = format!(
+            "{} is below the `base` of `{named}`: `cap` is the ceiling of every backoff, so \
+             it must be at least `base`; raise `cap` or lower `base` too",
+            shown(cap)
+        );
+        check(cap, "get_base", false, false, why);
+    }
+    if opens_stream {
+        for timer in [&args.first_item, &args.idle].into_iter().flatten() {
+            if args.deadline.is_none() {
+                let why = format!(
+                    "{} is longer than the `deadline` of `{named}`: the deadline ends the \
+                     stream first; lower `{}` or raise the policy's `deadline`",
+                    shown(timer),
+                    timer.key
+                );
+                check(timer, "get_deadline", true, true, why);
+            }
+        }
+        if let Some(deadline) = &args.deadline {
+            for (getter, key, given) in [
+                ("get_first_item", "first_item", &args.first_item),
+                ("get_idle", "idle", &args.idle),
+            ] {
+                if given.is_none() {
+                    let why = format!(
+                        "{} is shorter than the `{key}` of `{named}`: the deadline ends the \
+                         stream first; raise `deadline` or lower the policy's `{key}`",
+                        shown(deadline)
+                    );
+                    check(deadline, getter, true, false, why);
+                }
+            }
+        }
+    }
+    checks
+}
+
+/// A path as written, `a::B`, without the spaces of its tokens.
+fn path_text(path: &syn::ExprPath) -> String {
+    let mut text = String::new();
+    if path.path.leading_colon.is_some() {
+        text.push_str("::");
+    }
+    let segments: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.unraw().to_string())
+        .collect();
+    text.push_str(&segments.join("::"));
+    text
+}
+
 fn policy_base(args: &Args, private: &TokenStream) -> TokenStream {
     match &args.policy {
         Some(PolicyArg::Path(path)) => {
@@ -686,11 +872,13 @@ fn policy_overrides(args: &Args, private: &TokenStream) -> TokenStream {
     duration(&mut policy, "deadline", &args.deadline);
     duration(&mut policy, "first_item", &args.first_item);
     duration(&mut policy, "idle", &args.idle);
-    if let Some((_, true)) = args.resume {
-        policy.extend(quote!(.resume(true)));
+    // Whatever its value: beside a policy that says the opposite, an
+    // override means what it says.
+    if let Some((_, resume)) = &args.resume {
+        policy.extend(quote!(.resume(#resume)));
     }
-    if let Some((_, false)) = args.idempotent {
-        policy.extend(quote!(.idempotent(false)));
+    if let Some((_, idempotent)) = &args.idempotent {
+        policy.extend(quote!(.idempotent(#idempotent)));
     }
     // Each shared `static` on its path: a path that is not a `static` of
     // the builder's type (`RetryBudget`, `Breaker`, ...; for `guard`, one
