@@ -324,9 +324,15 @@ mod stopped_by_a_shared_guard {
             .unwrap_err();
         assert_eq!(failure.stop_reason(), StopReason::Cooldown);
         let observation = Observation::from_failure("call_21", &failure);
+        // The cooldown says when it reopens (on the system's clock, a
+        // little under 10 s from its closing).
+        let wait = observation.retry_after_ms.expect("the cooldown says when");
+        assert!((9_000..=10_000).contains(&wait), "{wait} ms");
         assert_eq!(
             json(&observation),
-            r#"{"tool_call_id":"call_21","status":"wait_and_retry","error":"connection reset","class":"transient","attempts":1,"retry_after_ms":null,"system_hint":"the provider asked every caller to wait: wait before calling this tool again, or do other work meanwhile"}"#
+            format!(
+                r#"{{"tool_call_id":"call_21","status":"wait_and_retry","error":"connection reset","class":"transient","attempts":1,"retry_after_ms":{wait},"system_hint":"the provider asked every caller to wait: wait {wait} ms before calling this tool again, or do other work meanwhile"}}"#
+            )
         );
         let observation = observation.with_retry_after(Duration::from_millis(9_999));
         assert_eq!(observation.retry_after_ms, Some(9_999));
