@@ -105,7 +105,12 @@ use proc_macro::TokenStream;
 ///   call would send the same key, and a server that honours it would
 ///   answer every later call with the first one's result.
 /// - `budget = NAME`: `NAME` is a `static tenacious::RetryBudget` shared by
-///   every call naming it; an empty budget allows no retry.
+///   every call naming it; an empty budget allows no retry. So are the
+///   guards' (`breaker`, `cooldown`, `throttle`, `guard`): a `const` there
+///   (`Self::HEALTH`, a module's `const`) would be a fresh guard at every
+///   use, and is a compile error on the path; so is an argument of the fn
+///   (for a guard or a policy chosen at run time, build the policy by hand
+///   and call `Policy::retry`).
 /// - `nested`: inside an attempt of another retried call the fn makes one
 ///   attempt (`"once"`, the default) and leaves retrying to the outer call,
 ///   so retries do not multiply; `nested = "retry"` retries anyway.

@@ -10,7 +10,7 @@ use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::{Attribute, FnArg, ReceiverKind, ReturnType, Signature, Type};
 
-use super::args::Args;
+use super::args::{self, Args, PolicyArg, SharedStatic};
 use super::duration;
 use super::item::RetryFn;
 use super::lifetimes;
@@ -56,6 +56,7 @@ pub(super) fn check(
     check_attributes(&func.outer_attrs, &mut errors);
     check_borrowed_output(&func.sig, &shape.output, &mut errors);
     check_key(&args, &func.sig, &shape, &mut errors);
+    check_shared_paths(&args, &func.sig, &mut errors);
     errors.finish()?;
     Ok(Retry {
         args,
@@ -126,13 +127,7 @@ fn check_key(args: &Args, sig: &Signature, shape: &Shape, errors: &mut Errors) {
     let Some(key) = &args.key else {
         return;
     };
-    let mut names = Vec::new();
-    for input in &sig.inputs {
-        match input {
-            FnArg::Receiver(_) => names.push("self".to_owned()),
-            FnArg::Typed(typed) => bindings(&typed.pat, &mut names),
-        }
-    }
+    let mut names = input_names(sig);
     // The arguments as the user wrote them: the example names one.
     let written = names.len();
     for pat in shape.setup_locals() {
@@ -167,6 +162,103 @@ fn check_key(args: &Args, sig: &Signature, shape: &Shape, errors: &mut Errors) {
              with the first one's result; {hint}"
         ),
     );
+}
+
+/// The names the fn's inputs bind: `self` for a receiver, and the names
+/// each argument's pattern binds.
+fn input_names(sig: &Signature) -> Vec<String> {
+    let mut names = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(_) => names.push("self".to_owned()),
+            FnArg::Typed(typed) => bindings(&typed.pat, &mut names),
+        }
+    }
+    names
+}
+
+/// The paths `#[retry]` reads where the fn is written, checked for what the
+/// tokens show they cannot be: a guard (`budget`, `breaker`, `cooldown`,
+/// `throttle`, `guard`) named by an associated item (`Self::HEALTH`, `T::X`:
+/// Rust has no associated `static`, so it is a `const`, a fresh guard at
+/// every use), and a guard or a policy named by an argument of the fn (a
+/// value known only at run time, which no `const` or `static` can read).
+///
+/// A module-level `const` guard (`breaker = HEALTH`) looks like a `static`
+/// here; `generate` refuses it with the check only a place passes.
+fn check_shared_paths(args: &Args, sig: &Signature, errors: &mut Errors) {
+    let names = input_names(sig);
+    let argument = |path: &syn::ExprPath| {
+        path.path
+            .get_ident()
+            .map(|ident| ident.unraw().to_string())
+            .filter(|name| names.contains(name))
+    };
+    for (key, path) in args.statics() {
+        let SharedStatic { what, declare } = args::shared_static(key);
+        let example = args::example(key);
+        let first = path.path.segments.first().map(|segment| &segment.ident);
+        let associated = path.path.segments.len() > 1
+            && first.is_some_and(|first| {
+                first == "Self"
+                    || sig
+                        .generics
+                        .type_params()
+                        .any(|param| param.ident == *first)
+            });
+        if associated {
+            errors.at(
+                path,
+                format_args!(
+                    "`{key}` takes the path of {what}, shared by every call that names it, \
+                     but `{}` is an associated `const` (Rust has no associated `static`): \
+                     each use of a `const` is a fresh value, shared by no other call; \
+                     declare `{declare}` at module level and write `{example}`",
+                    shown(&path.path)
+                ),
+            );
+        } else if let Some(name) = argument(path) {
+            errors.at(
+                path,
+                format_args!(
+                    "`{key} = {name}` names an argument of the fn, but `{key}` takes the path \
+                     of {what}, read where the fn is written and shared by every call that \
+                     names it: declare `{declare}` and write `{example}`; for one chosen at \
+                     run time, build the policy by hand, `Policy::new().{key}({name})` (it \
+                     takes a `&'static`), and run the call through it with `Policy::retry`"
+                ),
+            );
+        }
+    }
+    if let Some(PolicyArg::Path(path)) = &args.policy
+        && let Some(name) = argument(path)
+    {
+        errors.at(
+            path,
+            format_args!(
+                "`policy = {name}` names an argument of the fn, but `#[retry]` reads its \
+                 policy where the fn is written, from the path of a `const` or `static` \
+                 `Policy`; for a policy known only at run time, run the call through it by \
+                 hand: `{name}.retry(|| async {{ .. }}).await` (`Policy::retry`; \
+                 `Policy::retry_blocking` for a sync fn)"
+            ),
+        );
+    }
+}
+
+/// A path as written, without spaces: `Self::HEALTH`.
+fn shown(path: &syn::Path) -> String {
+    let segments: Vec<String> = path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    let lead = if path.leading_colon.is_some() {
+        "::"
+    } else {
+        ""
+    };
+    format!("{lead}{}", segments.join("::"))
 }
 
 /// The names a pattern binds, `a` of `a: T`, both of `(a, b): (T, U)`.
@@ -956,5 +1048,65 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// A guard named by an associated item is a `const`, and a guard or a
+    /// policy named by an argument a run-time value: one error on the path.
+    #[test]
+    fn guards_and_policies_the_path_shows_are_no_static_are_errors() {
+        let item = quote!(
+            fn f<T>(&self, policy: Policy, b: &'static Breaker) -> R {
+                x
+            }
+        );
+        for (args, says) in [
+            (
+                quote!(breaker = Self::HEALTH),
+                "`Self::HEALTH` is an associated `const`",
+            ),
+            (
+                quote!(guard = T::GUARD),
+                "`T::GUARD` is an associated `const`",
+            ),
+            (
+                quote!(budget = Self::inner::B),
+                "declare `static RETRY_BUDGET: tenacious::RetryBudget",
+            ),
+            (
+                quote!(breaker = b),
+                "`breaker = b` names an argument of the fn",
+            ),
+            (
+                quote!(policy = policy),
+                "`policy = policy` names an argument of the fn",
+            ),
+        ] {
+            let e = errors(args.clone(), item.clone());
+            assert_eq!(e.len(), 1, "{args}: {e:?}");
+            assert!(e[0].contains(says), "{args}: {e:?}");
+        }
+        let e = errors(quote!(breaker = Self::HEALTH), item.clone());
+        assert!(
+            e[0].contains(
+                "declare `static PROVIDER_BREAKER: tenacious::Breaker = \
+                 tenacious::Breaker::new();` at module level and write \
+                 `breaker = PROVIDER_BREAKER`"
+            ),
+            "{e:?}"
+        );
+        let e = errors(quote!(policy = policy), item.clone());
+        assert!(
+            e[0].contains("`policy.retry(|| async { .. }).await`"),
+            "{e:?}"
+        );
+        // A module's item, a `const` policy of `Self`: not refused here.
+        for args in [
+            quote!(breaker = HEALTH),
+            quote!(breaker = health::HEALTH),
+            quote!(policy = Self::POLICY),
+            quote!(policy = POLICY),
+        ] {
+            assert!(errors(args.clone(), item.clone()).is_empty(), "{args}");
+        }
     }
 }
