@@ -69,7 +69,7 @@ use proc_macro::TokenStream;
 /// | `timeout` | per-attempt limit, `async fn` only; needs `E: From<tenacious::Elapsed>` | none |
 /// | `deadline` | whole-call limit: no attempt starts with less than `tenacious::MIN_ATTEMPT` (1 ms) before it | none |
 /// | `budget` | path to a shared `static RetryBudget` | none |
-/// | `key` | an expression over the arguments naming the call's idempotency key (`tenacious::KeySource`: a string, an integer or an `IdempotencyKey`), the same on every attempt and whenever the call is issued again | random; derived when nested |
+/// | `key` | an expression over the arguments naming the call's idempotency key (`tenacious::KeySource`: a string, an integer or an `IdempotencyKey`), the same on every attempt and whenever the call is issued again; it must name an argument or `self` | random; derived when nested |
 /// | `nested` | inside another retried call: `"once"` (one attempt) or `"retry"` | `"once"` |
 /// | `notify` | path to a `fn(&E, &RetryEvent)`, called before each sleep | none |
 /// | `stats` | `false` (no statistics, events or metrics for this fn) or the name of its record | on, named `module::path::fn_name` |
@@ -100,9 +100,17 @@ use proc_macro::TokenStream;
 ///   `tenacious::KeySource`. Without it a call's key is random, and a call
 ///   nested in another's attempt derives its key from that attempt's key,
 ///   the fn's name and its `Hash` arguments, so it resends the same key
-///   when the outer call retries.
+///   when the outer call retries. A key that names no argument and no
+///   `self` (`key = "order-1"`, a constant) is a compile error on it: every
+///   call would send the same key, and a server that honours it would
+///   answer every later call with the first one's result.
 /// - `budget = NAME`: `NAME` is a `static tenacious::RetryBudget` shared by
-///   every call naming it; an empty budget allows no retry.
+///   every call naming it; an empty budget allows no retry. So are the
+///   guards' (`breaker`, `cooldown`, `throttle`, `guard`): a `const` there
+///   (`Self::HEALTH`, a module's `const`) would be a fresh guard at every
+///   use, and is a compile error on the path; so is an argument of the fn
+///   (for a guard or a policy chosen at run time, build the policy by hand
+///   and call `Policy::retry`).
 /// - `nested`: inside an attempt of another retried call the fn makes one
 ///   attempt (`"once"`, the default) and leaves retrying to the outer call,
 ///   so retries do not multiply; `nested = "retry"` retries anyway.

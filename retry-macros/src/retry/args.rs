@@ -109,50 +109,27 @@ const KEYS: &[Key] = &[
     Key {
         name: "budget",
         example: "budget = RETRY_BUDGET",
-        read: |args, _, value, errors| {
-            let declare =
-                "static RETRY_BUDGET: tenacious::RetryBudget = tenacious::RetryBudget::new();";
-            args.budget = static_path("budget", "a `static RetryBudget`", declare, &value, errors);
-        },
+        read: |args, key, value, errors| args.budget = static_path(key, &value, errors),
     },
     Key {
         name: "breaker",
         example: "breaker = PROVIDER_BREAKER",
-        read: |args, _, value, errors| {
-            let declare =
-                "static PROVIDER_BREAKER: tenacious::Breaker = tenacious::Breaker::new();";
-            let what = "a `static Breaker`";
-            args.breaker = static_path("breaker", what, declare, &value, errors);
-        },
+        read: |args, key, value, errors| args.breaker = static_path(key, &value, errors),
     },
     Key {
         name: "cooldown",
         example: "cooldown = PROVIDER_COOLDOWN",
-        read: |args, _, value, errors| {
-            let declare =
-                "static PROVIDER_COOLDOWN: tenacious::Cooldown = tenacious::Cooldown::new();";
-            let what = "a `static Cooldown`";
-            args.cooldown = static_path("cooldown", what, declare, &value, errors);
-        },
+        read: |args, key, value, errors| args.cooldown = static_path(key, &value, errors),
     },
     Key {
         name: "throttle",
         example: "throttle = PROVIDER_THROTTLE",
-        read: |args, _, value, errors| {
-            let declare =
-                "static PROVIDER_THROTTLE: tenacious::Throttle = tenacious::Throttle::new();";
-            let what = "a `static Throttle`";
-            args.throttle = static_path("throttle", what, declare, &value, errors);
-        },
+        read: |args, key, value, errors| args.throttle = static_path(key, &value, errors),
     },
     Key {
         name: "guard",
         example: "guard = PROVIDER_GUARD",
-        read: |args, _, value, errors| {
-            let declare = "static PROVIDER_GUARD: MyGuard = MyGuard::new();";
-            let what = "a `static` whose type implements `Guard`";
-            args.guard = static_path("guard", what, declare, &value, errors);
-        },
+        read: |args, key, value, errors| args.guard = static_path(key, &value, errors),
     },
     Key {
         name: "key",
@@ -451,7 +428,7 @@ fn parse_raw(input: ParseStream<'_>) -> syn::Result<Vec<RawArg>> {
 }
 
 /// What a key looks like when written correctly.
-fn example(key: &str) -> &'static str {
+pub(super) fn example(key: &str) -> &'static str {
     KEYS.iter()
         .find(|spec| spec.name == key)
         .map_or("key = value", |spec| spec.example)
@@ -760,15 +737,46 @@ impl Args {
     }
 }
 
-/// The value of `budget`, `breaker`, `cooldown`, `throttle` or `guard`: the path of `what`, declared as
-/// `declare` shows.
-fn static_path(
-    key: &str,
-    what: &str,
-    declare: &str,
-    value: &Expr,
-    errors: &mut Errors,
-) -> Option<ExprPath> {
+/// What `budget`, `breaker`, `cooldown`, `throttle` and `guard` take, as
+/// their errors say it: a shared `static`, `what`, declared as `declare`
+/// shows.
+pub(super) struct SharedStatic {
+    pub(super) what: &'static str,
+    pub(super) declare: &'static str,
+}
+
+/// The shared `static` the key `key` takes.
+pub(super) fn shared_static(key: &str) -> SharedStatic {
+    let (what, declare) = match key {
+        "budget" => (
+            "a `static RetryBudget`",
+            "static RETRY_BUDGET: tenacious::RetryBudget = tenacious::RetryBudget::new();",
+        ),
+        "breaker" => (
+            "a `static Breaker`",
+            "static PROVIDER_BREAKER: tenacious::Breaker = tenacious::Breaker::new();",
+        ),
+        "cooldown" => (
+            "a `static Cooldown`",
+            "static PROVIDER_COOLDOWN: tenacious::Cooldown = tenacious::Cooldown::new();",
+        ),
+        "throttle" => (
+            "a `static Throttle`",
+            "static PROVIDER_THROTTLE: tenacious::Throttle = tenacious::Throttle::new();",
+        ),
+        _ => (
+            "a `static` whose type implements `Guard`",
+            "static PROVIDER_GUARD: MyGuard = MyGuard::new();",
+        ),
+    };
+    SharedStatic { what, declare }
+}
+
+/// The value of `budget`, `breaker`, `cooldown`, `throttle` or `guard`: the
+/// path of the shared `static` it takes.
+fn static_path(key: &Ident, value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
+    let key = key.to_string();
+    let SharedStatic { what, declare } = shared_static(&key);
     match ungroup(value) {
         Expr::Path(path) if path.qself.is_none() => Some(path.clone()),
         Expr::Lit(syn::ExprLit {
@@ -789,7 +797,7 @@ fn static_path(
                 format_args!(
                     "`{key}` takes the path of {what}, shared by every call that \
                      names it: declare `{declare}` and write `{}`",
-                    example(key)
+                    example(&key)
                 ),
             );
             None

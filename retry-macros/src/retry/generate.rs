@@ -550,7 +550,9 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
             Span::call_site().located_at(first_span),
         );
         let checks = policy_checks(args, &private, &func.sig.generics, true, true);
+        let places = statics_are_places(args);
         let body = quote! {
+            #places
             #checks
             let #engine = #engine_new;
             let (#port, #link) = #private::stream_port();
@@ -564,7 +566,9 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
     }
 
     let checks = policy_checks(args, &private, &func.sig.generics, false, shape.is_async);
+    let places = statics_are_places(args);
     let retry_loop = quote! {
+        #places
         #checks
         let mut #engine = #engine_new;
         #records_decl
@@ -894,6 +898,29 @@ fn policy_overrides(args: &Args, private: &TokenStream) -> TokenStream {
         policy.extend(quote!(.nested(#private::Nested::#variant)));
     }
     policy
+}
+
+/// The check that each shared `static` the attribute names (`budget`,
+/// `breaker`, ...) is one: `let _ = &raw const PATH;`, on its path. A
+/// `static` is a place, whose address this takes (and throws away: it
+/// compiles to nothing); a `const` is a value, a fresh guard at every use
+/// that no other call would share, and taking its address is E0745
+/// ("cannot take address of a temporary"), on the path, the one error for
+/// it: the borrow `&PATH` the policy's builder takes (E0716, "temporary
+/// value dropped while borrowed", on the whole attribute, for a guard with
+/// state) is not reported once the fn's body has an error.
+///
+/// Tokens cannot tell a `const` from a `static`, and no trait can (both are
+/// of the same type), so the message cannot be this crate's own on stable
+/// Rust; the paths the tokens do show are no `static` (`Self::HEALTH`) are
+/// refused with one in `validate`.
+fn statics_are_places(args: &Args) -> TokenStream {
+    args.statics()
+        .map(|(_, path)| {
+            let (span, _) = first_and_last_span(path);
+            quote_spanned!(span=> let _ = &raw const #path;)
+        })
+        .collect()
 }
 
 /// A runtime name (a table's, a builder's) as generated code writes it.

@@ -119,6 +119,24 @@ impl Shape {
         matches!(self.kind, Kind::Plain)
     }
 
+    /// The patterns of the locals bound before the user's body and in scope
+    /// of the retry loop: async-trait's moves of the arguments (`let (a, b)
+    /// = ..;` for an argument it took apart), none for a plain fn.
+    pub(super) fn setup_locals(&self) -> Vec<Pat> {
+        let Kind::Nested { setup, .. } = &self.kind else {
+            return Vec::new();
+        };
+        Block::parse_within
+            .parse2(setup.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|stmt| match stmt {
+                Stmt::Local(local) => Some(local.pat),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The fn's body with `retry_loop` in the user's body's place.
     pub(super) fn wrap(self, retry_loop: TokenStream) -> TokenStream {
         match self.kind {
