@@ -700,7 +700,7 @@ async fn guards_bound_to_one_name_in_one_store_with_other_settings_are_refused()
     static C2: Cooldown = Cooldown::new().spacing(Duration::from_millis(50));
     static T1: Throttle = Throttle::new();
     static T2: Throttle = Throttle::new().max_rate(20.0);
-    // `probe_first` holds each process's own calls: no shared setting.
+    // `probe_first`'s wait is each process's own: no shared setting.
     static T3: Throttle = Throttle::new().probe_first(Duration::from_secs(2));
     static B1: Breaker = Breaker::new();
     static B2: Breaker = Breaker::new().open_for(Duration::from_secs(30));
@@ -806,4 +806,69 @@ async fn two_processes_binding_one_name_with_other_settings_share_the_settings_w
     );
     assert_eq!(second.stats().settings_mismatches, 1);
     assert_eq!(first.stats().settings_mismatches, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_that_probes_first_sends_one_probe_and_every_process_waits_for_its_answer() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use tenacious::{Signals, Throttle};
+    // A wait far longer than the test: a call that goes was let go by the
+    // probe's answer, not by the wait running out.
+    static A: Throttle = Throttle::new().probe_first(Duration::from_secs(60));
+    static B: Throttle = Throttle::new().probe_first(Duration::from_secs(60));
+    const PA: Policy = Policy::new().max(1).throttle(&A);
+    const PB: Policy = Policy::new().max(1).throttle(&B);
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&A, "probing").unwrap();
+    store.bind(&B, "probing").unwrap();
+
+    // A's first call is the fleet's probe; its answer is held back.
+    let (answer, answered) = tokio::sync::oneshot::channel::<()>();
+    let answered = std::sync::Arc::new(std::sync::Mutex::new(Some(answered)));
+    let probe = tokio::spawn(PA.retry(move || {
+        let answered = answered.lock().unwrap().take();
+        async move {
+            if let Some(answered) = answered {
+                let _ = answered.await;
+            }
+            // The provider's bucket: 10, 9 left, full in 100 ms.
+            A.report(
+                Signals::NONE
+                    .limit(10)
+                    .remaining(9)
+                    .reset(Duration::from_millis(100)),
+            );
+            Ok::<_, io::Error>(())
+        }
+    }));
+    // Bounded: until A's probe holds the fleet's slot.
+    for _ in 0..400 {
+        if redis
+            .command(&["HGET", "tenacious:{probing}:throttle", "ps"])
+            .is_some_and(|reply| reply.lines().nth(1).is_some_and(|ps| ps != "0"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+
+    // B, another process, sends nothing while the probe is out.
+    static SENT: AtomicU32 = AtomicU32::new(0);
+    let held = tokio::spawn(PB.retry(|| async {
+        SENT.fetch_add(1, Ordering::SeqCst);
+        Ok::<_, io::Error>(())
+    }));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(SENT.load(Ordering::SeqCst), 0, "held for the fleet's probe");
+
+    // The probe's answer tells the fleet the window: B's call goes.
+    answer.send(()).unwrap();
+    probe.await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(20), held)
+        .await
+        .expect("the probe's answer lets the held call go")
+        .unwrap()
+        .unwrap();
+    assert_eq!(SENT.load(Ordering::SeqCst), 1);
 }

@@ -558,8 +558,11 @@ impl Throttle {
     /// 32 tasks against 4 requests a second, a burst of 4), the first
     /// wave's 28 of 32 requests answered 429 were every 429 the guarded
     /// fleet got; with `probe_first` there are none in it. Bound to a
-    /// store (feature `redis`), each process holds its calls for its own
-    /// first answer, unless the fleet's throttle paces already.
+    /// store (feature `redis`), the probe is the fleet's: the first call
+    /// of any process to ask goes, and every process holds its calls
+    /// (asking the fleet again every 20 ms) until that answer turns the
+    /// fleet's throttle on, or its own `wait` from the probe's start runs
+    /// out; while Redis is down, each process probes for itself.
     ///
     /// ```
     /// use std::time::Duration;
@@ -926,6 +929,10 @@ impl Guard for Throttle {
                             });
                     }
                     if let Some(answer) = self.gate(next) {
+                        if matches!(answer, Admit::Go) {
+                            // This process's probe: one for the fleet.
+                            return shared.probe();
+                        }
                         return answer;
                     }
                 }
@@ -986,6 +993,39 @@ impl Guard for Throttle {
 }
 
 impl Throttle {
+    /// Bound to a store, this process's probe held for another process's
+    /// (`left` until its wait ends): the gate reopens, so the next call
+    /// asking becomes this process's probe and asks the fleet again, in
+    /// [`PROBE_POLL`] at most; with no time for that before the
+    /// deadline, the call goes without.
+    #[cfg(feature = "redis")]
+    pub(crate) fn held_for_the_fleet(&self, next: &NextAttempt, left: Duration) -> Admit {
+        let _ = self
+            .probe
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |probe| {
+                (probe != HEARD).then_some(0)
+            });
+        let wait = PROBE_POLL.min(saturating_nanos(left).max(1));
+        if next.deadline_left.is_some_and(|left| {
+            wait.saturating_add(TIMER_ROUNDING_NANOS)
+                .saturating_add(MIN_ATTEMPT_NANOS)
+                > saturating_nanos(left)
+        }) {
+            return Admit::Go;
+        }
+        self.gated.fetch_add(1, Ordering::AcqRel);
+        let wait = Duration::from_nanos(wait);
+        self.record.waited(wait);
+        Admit::Wait(wait)
+    }
+
+    /// Bound to a store, the fleet's throttle paces or its probe's wait
+    /// ran out: this process's calls are held no longer.
+    #[cfg(feature = "redis")]
+    pub(crate) fn heard_first(&self) {
+        self.probe.store(HEARD, Ordering::Release);
+    }
+
     /// [`Guard::admit`] on this process's state alone.
     pub(crate) fn admit_here(&self, next: &NextAttempt) -> Admit {
         // A call asked again after waiting for the first answer holds no

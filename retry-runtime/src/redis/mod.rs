@@ -47,7 +47,7 @@
 //! |---|---|---|
 //! | `RetryBudget` | a first attempt; refunds, sent in one batch per [`refresh`](StoreConfig::refresh) | each retry takes its tokens |
 //! | `Cooldown` | open: a mirror of the shared reopening time, read every `refresh` and pushed with every closing | closed: a waiter's turn |
-//! | `Throttle` | off; a lease of tokens taken in a batch (50 ms of the rate) | when the lease is spent |
+//! | `Throttle` | off; a lease of tokens taken in a batch (50 ms of the rate) | when the lease is spent; with `probe_first`, before the fleet's first answer |
 //! | `Breaker` | closed or open: a mirror of the shared state; outcomes sent in one batch per `refresh` | half-open: a probe's slot |
 //!
 //! # Keys
@@ -69,8 +69,9 @@
 //! The guards bound to one name and kind share one state, so they take
 //! one set of settings: a budget's capacity; a cooldown's spacing; a
 //! throttle's `min_rate` and `max_rate`; a breaker's ratio, window,
-//! minimum throughput, break and probes. (A throttle's `probe_first` is
-//! each process's own: it holds that process's calls.) Two guards of one
+//! minimum throughput, break and probes. (A throttle's `probe_first` wait
+//! is each process's own: the fleet sends one probe, and each process
+//! holds its calls for that probe's answer up to its own wait.) Two guards of one
 //! [`Store`] bound to one name with other settings are a mistake in one
 //! program: the second [`bind`](Store::bind) is refused,
 //! [`BindError::OtherSettings`].

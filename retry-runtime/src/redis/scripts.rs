@@ -97,8 +97,17 @@ return {math.max(u - now, 0), math.max(r - now, 0)}
 /// `rlo` and `rhi` (the bounds the reports put on the provider's refill
 /// rate), `meas`, `mt`, `mc` (the measured send rate, in half-second
 /// buckets).
+/// `ps` (when the fleet's first probe went, µs).
 /// `ARGV`: op (0 read, 1 take, 2 throttle, 3 report, 4 count), a, b, c,
-/// least rate (‰ per second), greatest rate (‰, 0 none), idle ms.
+/// least rate (‰ per second), greatest rate (‰, 0 none), idle ms, probe
+/// wait µs (0: not a probe), the asker's mirror (1: on).
+/// - take while the fleet's throttle is off by an asker whose mirror is
+///   on: its report or cut is on its way, so it is held (granted −1, a
+///   5 ms wait) rather than granted from a bucket not filled yet.
+/// - take as a probe (probe wait > 0, the throttle off): the fleet's
+///   first asker is its probe (answered `on` 2); any other is held
+///   (granted −1, wait µs until the probe's wait ends) until the probe's
+///   answer turns the throttle on or its wait ends; then it goes.
 /// - count(n): n requests a process sent while the throttle was off, so
 ///   the first throttle cuts from the fleet's measured rate.
 /// - take(n, planned µs, longest wait µs): up to n tokens, or one
@@ -128,6 +137,7 @@ local mc = s.mc or 0
 if rate <= 0 then on = 0 end
 local rlo = s.rlo or 0
 local rhi = s.rhi or 0
+local ps = math.min(s.ps or 0, far)
 local minr = tonumber(ARGV[5]) / 1000
 local maxr = tonumber(ARGV[6]) / 1000
 if maxr <= 0 then maxr = 1e12 end
@@ -153,11 +163,25 @@ local function bound(x) return math.max(minr, math.min(maxr, x)) end
 local function save()
   redis.call('HSET', KEYS[1], 'on', on, 'rate', g(rate), 'tok', g(tok), 't', d(last),
     'cap', g(cap), 'wmax', g(wmax), 'tthr', d(tthr), 'hdr', hdr, 'meas', g(meas),
-    'mt', g(mt), 'mc', g(mc), 'rlo', g(rlo), 'rhi', g(rhi))
+    'mt', g(mt), 'mc', g(mc), 'rlo', g(rlo), 'rhi', g(rhi), 'ps', d(ps))
   redis.call('PEXPIRE', KEYS[1], ARGV[7])
 end
 if op == '1' then
   local n = tonumber(ARGV[2])
+  local probe = math.min(tonumber(ARGV[8] or '0') or 0, 31622400000000)
+  if on == 0 and probe > 0 then
+    if ps == 0 then
+      ps = now
+      save()
+      return {1, 0, math.floor(rate * 1000), 2}
+    end
+    if now < ps + probe then
+      return {-1, math.floor(ps + probe - now), math.floor(rate * 1000), on}
+    end
+  end
+  if on == 0 and ARGV[9] == '1' then
+    return {-1, 5000, math.floor(rate * 1000), on}
+  end
   if on == 0 then
     measure(n)
     save()

@@ -32,8 +32,12 @@ pub(crate) struct SharedThrottle {
     on: AtomicBool,
     /// Its rate, ‰ per second, as last heard.
     rate: AtomicU64,
-    /// Tokens reserved with a wait, for the calls asked again after it.
-    reserved: AtomicU32,
+    /// Tokens reserved with a wait, for the calls asked again after it:
+    /// when each is due (guard epoch nanoseconds). A call asked again
+    /// takes one that is due, never one reserved for a later start: a
+    /// call held for another reason (the probe's answer, a backoff)
+    /// asked again first would send it early.
+    reserved: Mutex<Vec<u64>>,
     /// Tokens leased, and until when (guard epoch nanoseconds).
     lease: AtomicU32,
     lease_until: AtomicU64,
@@ -45,6 +49,9 @@ pub(crate) struct SharedThrottle {
     /// in Redis yet: the fleet's send rate, which its first cut starts
     /// from.
     sent: AtomicU32,
+    /// Whether the next [`take`](Self::take) is this process's probe,
+    /// asking whether it is the fleet's.
+    probing: AtomicBool,
 }
 
 pub(crate) type ThrottleSlot = Slot<SharedThrottle>;
@@ -55,7 +62,10 @@ impl SharedThrottle {
     pub(crate) fn reset(&'static self) {
         self.on.store(false, Ordering::Release);
         self.rate.store(0, Ordering::Release);
-        self.reserved.store(0, Ordering::Release);
+        self.reserved
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
         self.lease.store(0, Ordering::Release);
         self.lease_until.store(0, Ordering::Release);
         *self.report.lock().unwrap_or_else(PoisonError::into_inner) = None;
@@ -64,7 +74,14 @@ impl SharedThrottle {
 
     fn args(&self, op: i64, a: i64, b: i64, c: i64) -> Vec<i64> {
         let (least, most) = (self.agreed.get(0), self.agreed.get(1));
-        vec![op, a, b, c, least, most, micros(THROTTLE_IDLE) / 1000]
+        vec![op, a, b, c, least, most, micros(THROTTLE_IDLE) / 1000, 0, 0]
+    }
+
+    /// This process's probe asks the fleet whether it is the fleet's: the
+    /// next [`take`](Self::take) asks as a probe.
+    pub(crate) fn probe(&self) -> Admit {
+        self.probing.store(true, Ordering::Release);
+        Admit::Later
     }
 
     fn heard(&self, rate: i64, on: i64) {
@@ -88,13 +105,9 @@ impl SharedThrottle {
         }
         if next.recheck {
             // After a wait: one this throttle asked for, its token taken
-            // (tokens are alike: whichever call comes first uses it); or
-            // the retry's own backoff, or another guard's wait.
-            if self
-                .reserved
-                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-                .is_ok()
-            {
+            // (tokens due are alike: whichever call comes first uses
+            // one); or the retry's own backoff, or another guard's wait.
+            if self.take_due(since_epoch(next.now)) {
                 return Admit::Go;
             }
         } else if next.attempt > 1 {
@@ -113,6 +126,23 @@ impl SharedThrottle {
         Admit::Later
     }
 
+    /// Takes a reserved token due by `now` (within the timers' rounding),
+    /// if any: the earliest.
+    fn take_due(&self, now: u64) -> bool {
+        let mut reserved = self.reserved.lock().unwrap_or_else(PoisonError::into_inner);
+        let by = now.saturating_add(TIMER_ROUNDING_NANOS);
+        let earliest = reserved
+            .iter()
+            .enumerate()
+            .filter(|&(_, &due)| due <= by)
+            .min_by_key(|&(_, &due)| due)
+            .map(|(at, _)| at);
+        earliest.is_some_and(|at| {
+            reserved.swap_remove(at);
+            true
+        })
+    }
+
     /// A batch of tokens from the fleet's bucket, or one reserved with its
     /// wait.
     pub(crate) fn take(&'static self, next: NextAttempt) -> PendingAdmit<'static> {
@@ -125,16 +155,47 @@ impl SharedThrottle {
             let spare = Duration::from_nanos(TIMER_ROUNDING_NANOS + MIN_ATTEMPT_NANOS);
             micros(left.saturating_sub(next.wait).saturating_sub(spare))
         });
-        let answer = self.link.decide::<(i64, i64, i64, i64)>(
-            &THROTTLE_SCRIPT,
-            &self.key,
-            self.args(1, batch, micros(next.wait), longest),
-        );
+        let probing = self.probing.swap(false, Ordering::AcqRel);
+        let mut args = self.args(1, batch, micros(next.wait), longest);
+        if probing {
+            args[7] =
+                i64::try_from(self.throttle.get_probe_first().as_micros()).unwrap_or(i64::MAX);
+        }
+        // On in this process (its report or cut on its way, or heard):
+        // the fleet's bucket, never the free grant of a throttle off.
+        args[8] = i64::from(self.on.load(Ordering::Acquire));
+        let answer = self
+            .link
+            .decide::<(i64, i64, i64, i64)>(&THROTTLE_SCRIPT, &self.key, args);
         Box::pin(async move {
             let Some((granted, wait, rate, on)) = answer.await else {
                 self.link.local_decision();
+                if probing {
+                    // This process's probe goes, as it would unbound.
+                    return Admit::Go;
+                }
                 return self.throttle.admit_here(&next);
             };
+            if probing {
+                if on == 2 {
+                    // The fleet's probe: its answer turns the fleet's
+                    // throttle on, for every process.
+                    return Admit::Go;
+                }
+                if granted < 0 {
+                    // Another process's probe is out: held, and asked again.
+                    return self.throttle.held_for_the_fleet(&next, from_micros(wait));
+                }
+                // The fleet's throttle paces, or the probe's wait ran
+                // out: this process's calls are held no longer.
+                self.throttle.heard_first();
+            }
+            if granted < 0 {
+                // This process's report or cut has not reached the fleet
+                // yet: asked again shortly (its mirror left as it is,
+                // until the report lands or a refresh reads the fleet's).
+                return Admit::Wait(from_micros(wait));
+            }
             self.heard(rate, on);
             if granted <= 0 {
                 self.throttle.record.stopped();
@@ -152,7 +213,14 @@ impl SharedThrottle {
             } else {
                 let wait = from_micros(wait);
                 self.throttle.record.waited(wait);
-                self.reserved.fetch_add(1, Ordering::AcqRel);
+                // Due after the wait the call plans anyway and this one.
+                let due = since_epoch(next.now)
+                    .saturating_add(crate::backoff::saturating_nanos(next.wait))
+                    .saturating_add(crate::backoff::saturating_nanos(wait));
+                self.reserved
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(due);
                 Admit::Wait(wait)
             }
         })
@@ -288,12 +356,13 @@ impl Shareable for Throttle {
             agreed,
             on: AtomicBool::new(false),
             rate: AtomicU64::new(0),
-            reserved: AtomicU32::new(0),
+            reserved: Mutex::new(Vec::new()),
             lease: AtomicU32::new(0),
             lease_until: AtomicU64::new(0),
             report: Mutex::new(None),
             reporting: AtomicBool::new(false),
             sent: AtomicU32::new(0),
+            probing: AtomicBool::new(false),
         })?;
         link.join(shared);
         Ok(())
@@ -304,7 +373,7 @@ impl Shareable for Throttle {
     }
 
     /// Its rates in thousandths (an unbounded one 0); not `probe_first`,
-    /// which holds each process's own calls.
+    /// whose wait each process keeps for its own calls.
     fn settings(&self) -> Settings {
         let milli = |rate: f64| {
             if rate.is_finite() {
