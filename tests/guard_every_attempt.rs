@@ -1,8 +1,10 @@
 //! Every attempt asks the guards, the only one included: a `max = 1` call
 //! under an open breaker (or any guard that refuses) sends nothing, on
 //! every path — `#[retry]` async and sync, the `Policy` loops, a retried
-//! stream and the tower adapter. An error type that could not say it was
-//! refused is a compile error (`tests/ui/fail/guard_error_not_refusable.rs`).
+//! stream, the tower adapter and the reqwest middleware (in
+//! `tests/reqwest_middleware.rs`). An error type that could not say it
+//! was refused is a compile error
+//! (`tests/ui/fail/guard_error_not_refusable.rs`).
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 

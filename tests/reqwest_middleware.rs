@@ -648,6 +648,46 @@ async fn an_open_breaker_refuses_the_request_before_anything_is_sent() {
     server.stop().await;
 }
 
+#[tokio::test]
+async fn a_middleware_of_one_attempt_asks_its_breaker_too() {
+    static SHARED_HEALTH: Breaker = Breaker::new()
+        .min_throughput(2)
+        .open_for(Duration::from_secs(600));
+    let server = Server::start(|_, _| unavailable()).await;
+    // Another client's retries open the breaker both share.
+    let opener = client(RetryMiddleware::new(fast(2).breaker(&SHARED_HEALTH)));
+    let response = opener
+        .get(&server.url)
+        .header(CALL, "opens")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert!(SHARED_HEALTH.is_open());
+
+    // One attempt only, and still asked first: nothing is sent.
+    let single = client(RetryMiddleware::new(fast(1).breaker(&SHARED_HEALTH)));
+    for _ in 0..10 {
+        let refused = single
+            .get(&server.url)
+            .header(CALL, "single")
+            .send()
+            .await
+            .unwrap_err();
+        let reqwest_middleware::Error::Middleware(error) = &refused else {
+            panic!("not a middleware's error: {refused:?}");
+        };
+        assert_eq!(
+            error.downcast_ref::<Refused>().map(Refused::reason),
+            Some(StopReason::CircuitOpen)
+        );
+        assert!(refused.not_sent());
+    }
+    assert_eq!(server.of("single").len(), 0);
+    assert_eq!(server.seen().len(), 2);
+    server.stop().await;
+}
+
 static STREAMED: CallStats = CallStats::new("streamed");
 
 #[tokio::test]
