@@ -29,6 +29,8 @@ use tokio::time::Sleep;
 use crate::driver::{sleep, sleep_blocking};
 use crate::engine::{ALL_HELD, BUDGET_AT, Engine, GIVEN_BACK_ON_WAIT, ask};
 use crate::guard::block_on;
+use sync_wrapper::SyncWrapper;
+
 use crate::{Admit, Guard, PendingAdmit, StopReason};
 
 /// What to do after a guard's answer.
@@ -76,7 +78,9 @@ pin_project! {
         // the half-open phase `probe`.
         probing: bool,
         probe: u32,
-        pending: Option<PendingAdmit<'static>>,
+        // Polled through `&mut` only, so it need not be `Sync` for the
+        // pacer to be.
+        pending: Option<SyncWrapper<PendingAdmit<'static>>>,
         timer: Option<Pin<Box<Sleep>>>,
     }
 }
@@ -140,10 +144,12 @@ impl Pacer {
                 if this.pending.is_none()
                     && let Some(budget) = engine.take_budget_later()
                 {
-                    *this.pending = Some(budget.admit_async(engine.next_attempt(false)));
+                    *this.pending = Some(SyncWrapper::new(
+                        budget.admit_async(engine.next_attempt(false)),
+                    ));
                 }
                 let admit = match this.pending {
-                    Some(pending) => ready!(pending.as_mut().poll(cx)),
+                    Some(pending) => ready!(pending.get_mut().as_mut().poll(cx)),
                     None => Admit::Go,
                 };
                 *this.pending = None;
@@ -155,7 +161,7 @@ impl Pacer {
             };
             let bit = 1u8 << at;
             let admit = if let Some(pending) = this.pending {
-                let admit = ready!(pending.as_mut().poll(cx));
+                let admit = ready!(pending.get_mut().as_mut().poll(cx));
                 *this.pending = None;
                 admit
             } else {
@@ -165,7 +171,7 @@ impl Pacer {
                 (*this.probing, *this.probe) = (probe.is_some(), probe.unwrap_or(0));
                 match answer {
                     Admit::Later => {
-                        *this.pending = Some(guard.admit_async(next));
+                        *this.pending = Some(SyncWrapper::new(guard.admit_async(next)));
                         continue;
                     }
                     admit => admit,
