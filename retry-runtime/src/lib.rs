@@ -186,7 +186,7 @@ pub mod __private {
     pub use crate::path_policy::{ElapsedIf, elapsed_into_if};
     pub use crate::polled::Polled;
     pub use crate::stats::CallStats;
-    pub use crate::stream::{Captures, RetriedStream, StreamOutput, port as stream_port};
+    pub use crate::stream::{Captures, RetriedStream, StreamOutput, opened, port as stream_port};
     pub use crate::when_by_ref::{WhenByRef, when};
     pub use crate::{
         Classify, ErrorClass, Jitter, Limits, Nested, Policy, Refusable, RetryEvent, RetryOn,

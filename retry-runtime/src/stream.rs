@@ -822,7 +822,60 @@ where
 /// item `X = Result<T, E>`: `Result<T, Failure<E>>`.
 #[doc(hidden)]
 pub type StreamOutput<X> =
-    Result<<X as crate::hooks::RetryResult>::Ok, Failure<<X as crate::hooks::RetryResult>::Error>>;
+    Result<<X as StreamItemResult>::Ok, Failure<<X as StreamItemResult>::Error>>;
+
+/// An item of one attempt's stream, as a `#[retry]` fn declares it:
+/// `Result<T, E>`, its error a cut the call classifies and retries.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "a retried stream's items are `Result<T, E>`, found `{Self}`",
+    label = "not a `Result`",
+    note = "a read that fails is an item `Err(e)`, classified and retried like a failed open: declare `impl Stream<Item = Result<String, Cut>>`, with `Cut` the fn's error type"
+)]
+pub trait StreamItemResult {
+    /// What the stream delivers.
+    type Ok;
+    /// Why a read fails.
+    type Error;
+}
+
+impl<T, E> StreamItemResult for Result<T, E> {
+    type Ok = T;
+    type Error = E;
+}
+
+/// The error of a `#[retry]` fn's open, which must be its items' error
+/// `E`: one error type, classified the same whether the open or a read
+/// fails.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "this stream's items fail with `{E}`, but opening it fails with `{Self}`",
+    label = "the items fail with `{E}`",
+    note = "a retried stream has one error type, classified the same whether the open or a read fails: declare `Result<impl Stream<Item = Result<T, {E}>>, {E}>`, or map one error into the other in the fn's body"
+)]
+pub trait OpensWith<E> {
+    /// `self`, as the items' error.
+    fn into_items_error(self) -> E;
+}
+
+impl<E> OpensWith<E> for E {
+    #[inline]
+    fn into_items_error(self) -> E {
+        self
+    }
+}
+
+/// A `#[retry]` fn's open, typed by its declared item `X`: the open's error
+/// is the items' (see [`OpensWith`]).
+#[doc(hidden)]
+#[inline]
+pub fn opened<X, S, E, I>(opened: Result<S, E>) -> Result<S, I>
+where
+    X: StreamItemResult<Error = I>,
+    E: OpensWith<I>,
+{
+    opened.map_err(OpensWith::into_items_error)
+}
 
 /// Says an `impl Trait` captures the lifetimes in `T`, in any edition.
 #[doc(hidden)]

@@ -538,7 +538,14 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         let bounds = &stream.bounds;
         // The user's own path to `Stream` (so their import stays used),
         // yielding `Result<T, Failure<E>>`.
+        // Both spanned on the return type: an item that is not a `Result`
+        // is one error there, as is an open whose error is not the items'.
         let yields = stream.bound_with_item(syn::parse_quote!(#private::StreamOutput<#item>));
+        let on_output = first_span;
+        let mut opening = respan(quote!(#private::opened::<#item, _, _, _>), on_output);
+        let mut opened = Group::new(Delimiter::Parenthesis, quote!(async #attempt_body.await));
+        opened.set_span(on_output);
+        opening.extend([TokenTree::Group(opened)]);
         let output = quote_spanned! {first_span=>
             impl #yields
                 #(+ #bounds)*
@@ -558,7 +565,7 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
             let (#port, #link) = #private::stream_port();
             #driven(#engine, #link, async move {
                 loop {
-                    #port.serve(async #attempt_body).await;
+                    #port.serve(async { #opening }).await;
                 }
             })
         };
