@@ -585,7 +585,8 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// `throttle`: an adaptive client-side request rate shared by every call
-/// naming it, off until a throttling error (a rate limit) turns it on.
+/// naming it, off until a throttling error (a rate limit, an overload)
+/// turns it on.
 ///
 /// ```
 /// use std::io;
