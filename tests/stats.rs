@@ -260,6 +260,60 @@ fn stats_false_leaves_a_fn_out_and_a_name_renames_it() {
     assert_eq!((renamed.calls(), renamed.recovered()), (1, 1));
 }
 
+/// A record shared by every fn of one policy, as `Policy::stats` gives it.
+static SHARED: CallStats = CallStats::new("stats: the policy's record");
+const COUNTED: Policy = Policy::new().base(Duration::from_micros(1)).stats(&SHARED);
+const UNCOUNTED: Policy = Policy::new().base(Duration::from_micros(1));
+
+#[retry(policy = COUNTED, stats = false)]
+fn in_the_policys_record(script: &Script) -> Result<u32, ToolError> {
+    script.next()
+}
+
+#[retry(policy = COUNTED)]
+fn in_a_record_of_its_own(script: &Script) -> Result<u32, ToolError> {
+    script.next()
+}
+
+#[retry(policy = UNCOUNTED, stats = false)]
+fn in_no_record(script: &Script) -> Result<u32, ToolError> {
+    script.next()
+}
+
+#[test]
+fn stats_false_beside_a_policy_counts_in_the_policys_record_if_it_has_one() {
+    let script = Script::new([
+        Err(Timeout),
+        Ok(1),
+        Err(Timeout),
+        Ok(1),
+        Err(Timeout),
+        Ok(1),
+    ]);
+    assert_eq!(in_the_policys_record(&script), Ok(1));
+    assert_eq!(in_a_record_of_its_own(&script), Ok(1));
+    assert_eq!(in_no_record(&script), Ok(1));
+    // `stats = false`: no record of the fn's own; its calls count in the
+    // record the policy names, and only there.
+    assert!(row("in_the_policys_record").is_none());
+    let shared = SHARED.snapshot();
+    assert_eq!(
+        (shared.calls(), shared.attempts(), shared.recovered()),
+        (1, 2, 1)
+    );
+    // Without `stats = false` the fn's own record replaces the policy's.
+    let own = row("in_a_record_of_its_own").unwrap();
+    assert_eq!((own.calls(), own.attempts()), (1, 2));
+    // A policy without a record and `stats = false`: counted nowhere.
+    assert!(row("in_no_record").is_none());
+    assert!(
+        stats::snapshot()
+            .fns()
+            .iter()
+            .all(|f| !f.name().contains("in_no_record"))
+    );
+}
+
 #[retry(base = "1us")]
 fn generic<T: From<u32>>(script: &Script) -> Result<T, ToolError> {
     script.next().map(T::from)

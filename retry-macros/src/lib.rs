@@ -56,31 +56,683 @@ use proc_macro::TokenStream;
 ///
 /// # Keys
 ///
+/// Every key the attribute takes, in the order the "unknown key" error
+/// lists them; each has an example in [Keys by example](#keys-by-example).
+///
 /// | key | meaning | default |
 /// |---|---|---|
-/// | `policy` | the policy the other keys override: the path of a `const` or `static` `tenacious::Policy`, read at compile time, all of whose fields hold (its `timeout` bounds an async fn's attempts, so the fn's error must be `From<Elapsed>`, as for the key; its guards are asked before the first attempt); the keys beside it are checked against its fields as against each other (a `timeout` longer than its `deadline`, a `base` above its `cap` are compile errors), and override them whatever their value (`idempotent = true` beside a policy that is not); or, with `tenacious`'s feature `config`, a name, `policy = "openai"`, looked up at run time in the set `tenacious::config::load` keeps (see [below](#policies-by-name)) | `Policy::new()` |
+/// | `policy` | the policy the other keys override: the path of a `const` or `static` `tenacious::Policy`, read at compile time, all of whose fields hold (its `timeout` bounds an async fn's attempts, so the fn's error must be `From<Elapsed>`, as for the key; its guards are asked before the first attempt); the keys beside it are checked against its fields as against each other (a `timeout` longer than its `deadline`, a `base` above its `cap` are compile errors), and override them whatever their value (`idempotent = true` beside a policy that is not); the fn keeps a statistics record of its own (see `stats`); or, with `tenacious`'s feature `config`, a name, `policy = "openai"`, looked up at run time in the set `tenacious::config::load` keeps (see [below](#policies-by-name)) | `Policy::new()` |
 /// | `max` | total attempts, the first included (at least 1) | `3` |
 /// | `base` | first backoff ceiling | `"200ms"` |
 /// | `cap` | ceiling of any backoff, applied after jitter (at least `base`) | `"20s"` |
 /// | `jitter` | `"full"`, `"equal"`, `"decorrelated"` or `"none"` | `"full"` |
 /// | `on` | retried classes, `\|`-joined: `Transient`, `RateLimited` | `Transient \| RateLimited` |
 /// | `when` | path to a `fn(&E) -> bool`, AND-ed with `on` | none |
+/// | `check` | path to a `fn(&T) -> Result<(), E>` (or one taking a borrowed form of `T`: `&str` for a `String`), run on each `Ok`: the `Err` it returns is that attempt's error, decided and counted as any failed attempt's | none |
+/// | `fallback` | path to a plain `fn(Failure<E>) -> R` or `fn(E) -> R`, `R` the fn's own return type: what the call returns when it gives up, counted in its statistics; a success never reaches it | none |
 /// | `max_retry_after` | longest server hint honoured; a longer one returns the error at once | `"120s"` |
 /// | `timeout` | per-attempt limit, `async fn` only; needs `E: From<tenacious::Elapsed>` | none |
 /// | `deadline` | whole-call limit: no attempt starts with less than `tenacious::MIN_ATTEMPT` (1 ms) before it | none |
+/// | `first_item` | on a fn that opens a stream: each attempt's limit to its first content item, its opening included; running out is the error `E::from(Elapsed)`, retried as any failure before the stream commits | none |
+/// | `idle` | on a fn that opens a stream: the longest wait for the next item once the stream has committed (keepalives are no progress); running out is the error `E::from(Elapsed)` | none |
+/// | `resume` | on a fn that opens a stream: `true` retries a failure after the stream committed too, the body reconnecting from `tenacious::stream::ResumePoint::current()` and items sent again dropped by their id; `false` ends the stream with a `Failure` that counts the items delivered | `false` |
+/// | `idempotent` | `false`: the call must not be sent twice, so only an error proving the request never left (`Classify::not_sent`: a refused connection, DNS, TLS, a guard's refusal) is retried; any other stops the call with `StopReason::NotIdempotent` | `true` |
 /// | `budget` | path to a shared `static RetryBudget` | none |
+/// | `breaker` | path to a shared `static tenacious::Breaker`: opened by transient failures (never `Invalid`, `Fatal` or rate limits), an open circuit stops the call before its attempt, `StopReason::CircuitOpen` | none |
+/// | `cooldown` | path to a shared `static tenacious::Cooldown`: closed by a `RateLimited` error's hint, waited for before each attempt of every call naming it; a wait too long for the `deadline` or `max_retry_after` stops the call, `StopReason::Cooldown` | none |
+/// | `throttle` | path to a shared `static tenacious::Throttle`: an adaptive client-side request rate, off until the first throttling error, paced before each attempt | none |
+/// | `guard` | path to a shared `static` whose type implements `tenacious::Guard`, asked before each attempt and told how each ended | none |
 /// | `key` | an expression over the arguments naming the call's idempotency key (`tenacious::KeySource`: a string, an integer or an `IdempotencyKey`), the same on every attempt and whenever the call is issued again; it must name an argument or `self` | random; derived when nested |
 /// | `nested` | inside another retried call: `"once"` (one attempt) or `"retry"` | `"once"` |
 /// | `notify` | path to a `fn(&E, &RetryEvent)`, called before each sleep | none |
-/// | `stats` | `false` (no statistics, events or metrics for this fn) or the name of its record | on, named `module::path::fn_name` |
+/// | `stats` | `false` (no record of the fn's own, so no statistics, events or metrics for it; beside a `policy` that has a record, `Policy::stats`, its calls count there) or the name of its record | on, named `module::path::fn_name` |
 /// | `crate` | path to the `tenacious` crate, for a crate that re-exports it | `tenacious` as your Cargo.toml names it |
 ///
 /// Durations are string literals of a number and a unit (`h`, `m`, `s`,
 /// `ms`, `us`, `ns`), with decimals and combinations: `"1.5s"`, `"1m30s"`.
 /// They are parsed at compile time into a `const` `Policy`; none may be
-/// zero, and `timeout` may not be longer than `deadline`. `Invalid` and
-/// `Fatal` cannot go in `on`: they are never retried, and `when` can only
-/// narrow `on`.
+/// zero, and neither `timeout`, `first_item` nor `idle` may be longer than
+/// `deadline`. `Invalid` and `Fatal` cannot go in `on`: they are never
+/// retried, and `when` can only narrow `on`.
+///
+/// `first_item`, `idle` and `resume` need a fn that opens a stream (see
+/// [Keys by example](#keys-by-example)); such a fn takes no `timeout`, and
+/// not yet `when`, `notify`, `check` or `fallback`. The guards (`breaker`,
+/// `cooldown`, `throttle`, `guard`) are asked in that order, then the
+/// `budget`. A fn naming a guard (by its key or through its `policy`; a
+/// budget alone is none) needs an error type that can say a guard refused
+/// the call before its first attempt (`Classify::refused`:
+/// `std::io::Error`, `tenacious::HttpError` and `tenacious::Failure<E>`
+/// can, and `#[derive(Classify)]` for the variant marked
+/// `#[classify(refused)]`); another is a compile error.
+///
+/// # Keys by example
+///
+/// One short example per key. Each hides the same error type, a transient
+/// `Flaky`, where it needs nothing else:
+///
+/// ```
+/// # use tenacious::Classify;
+/// #[derive(Debug, Classify)]
+/// #[classify(transient)]
+/// struct Flaky;
+/// ```
+///
+/// `policy`: start from a shared `const` (or `static`) policy; the keys
+/// beside it override its fields.
+///
+/// ```
+/// # #[derive(Debug, tenacious::Classify)] #[classify(transient)] struct Flaky;
+/// use std::time::Duration;
+/// use tenacious::{Policy, retry};
+///
+/// const TOOLS: Policy = Policy::new().max(5).base(Duration::from_millis(1));
+///
+/// #[retry(policy = TOOLS, max = 2)] // five attempts for the others, two here
+/// fn lookup(attempts: &mut u32) -> Result<(), Flaky> {
+///     *attempts += 1;
+///     Err(Flaky)
+/// }
+///
+/// let mut attempts = 0;
+/// assert!(lookup(&mut attempts).is_err());
+/// assert_eq!(attempts, 2);
+/// ```
+///
+/// `policy = "name"` needs `tenacious`'s feature `config` (see [Policies
+/// by name](#policies-by-name)), which the doc tests of this crate build
+/// without; without it the literal is a compile error saying so, hence
+/// `ignore`:
+///
+/// ```rust,ignore
+/// // the set of named policies loaded at start-up (`tenacious::config::load`)
+/// #[retry(policy = "search", max = 2)]
+/// fn search(query: &str) -> Result<Vec<String>, Flaky> { /* .. */ }
+/// ```
+///
+/// `max`: total attempts, the first included.
+///
+/// ```
+/// # #[derive(Debug, tenacious::Classify)] #[classify(transient)] struct Flaky;
+/// use tenacious::retry;
+///
+/// #[retry(max = 5, base = "1ms")]
+/// fn ping(attempts: &mut u32) -> Result<(), Flaky> {
+///     *attempts += 1;
+///     Err(Flaky)
+/// }
+///
+/// let mut attempts = 0;
+/// assert!(ping(&mut attempts).is_err());
+/// assert_eq!(attempts, 5); // the first and four retries
+/// ```
+///
+/// `base`, `cap` and `jitter`: the backoff before retry n is at most
+/// min(cap, base·2ⁿ⁻¹), and `jitter` picks the wait under it (`"none"`: all
+/// of it; `"equal"`: its upper half; `"full"`: anywhere;
+/// `"decorrelated"`: up to three times the last wait).
+///
+/// ```
+/// # #[derive(Debug, tenacious::Classify)] #[classify(transient)] struct Flaky;
+/// use std::time::Duration;
+/// use tenacious::retry;
+///
+/// #[retry(max = 4, base = "1s", cap = "3s", jitter = "none")]
+/// async fn fetch() -> Result<(), Flaky> {
+///     Err(Flaky)
+/// }
+///
+/// #[retry(max = 2, base = "1s", jitter = "equal")]
+/// async fn spread() -> Result<(), Flaky> {
+///     Err(Flaky)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let start = tokio::time::Instant::now();
+/// assert!(fetch().await.is_err());
+/// assert_eq!(start.elapsed().as_secs(), 1 + 2 + 3); // the third wait is capped
+///
+/// let start = tokio::time::Instant::now();
+/// assert!(spread().await.is_err());
+/// assert!(start.elapsed() >= Duration::from_millis(500)); // half of 1 s, and up to all of it
+/// # }
+/// ```
+///
+/// `on`: the classes retried.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Classify, retry};
+///
+/// #[derive(Debug, Classify)]
+/// enum ApiError {
+///     #[classify(transient)]
+///     Reset,
+///     #[classify(rate_limited)]
+///     Busy(#[classify(retry_after)] Option<Duration>),
+/// }
+///
+/// #[retry(on = RateLimited, base = "1ms")] // a 429 is retried, a reset is not
+/// fn call(attempts: &mut u32) -> Result<(), ApiError> {
+///     *attempts += 1;
+///     Err(ApiError::Reset)
+/// }
+///
+/// let mut attempts = 0;
+/// assert!(call(&mut attempts).is_err());
+/// assert_eq!(attempts, 1);
+/// # let _ = ApiError::Busy(None);
+/// ```
+///
+/// `when`: a predicate over the error, AND-ed with `on`.
+///
+/// ```
+/// use tenacious::{Classify, retry};
+///
+/// #[derive(Debug, Classify)]
+/// #[classify(transient)]
+/// struct Status(u16);
+///
+/// fn not_501(error: &Status) -> bool {
+///     error.0 != 501 // "not implemented" will not be implemented on retry
+/// }
+///
+/// #[retry(when = not_501, base = "1ms")]
+/// fn call(attempts: &mut u32) -> Result<(), Status> {
+///     *attempts += 1;
+///     Err(Status(501))
+/// }
+///
+/// let mut attempts = 0;
+/// assert!(call(&mut attempts).is_err());
+/// assert_eq!(attempts, 1);
+/// ```
+///
+/// `check`: a bad `Ok` (an empty completion) becomes an error, and is
+/// retried as one.
+///
+/// ```
+/// use tenacious::{Classify, retry};
+///
+/// #[derive(Debug, Classify)]
+/// enum CompletionError {
+///     #[classify(transient)]
+///     Empty,
+/// }
+///
+/// fn not_empty(text: &str) -> Result<(), CompletionError> {
+///     if text.is_empty() { Err(CompletionError::Empty) } else { Ok(()) }
+/// }
+///
+/// #[retry(check = not_empty, base = "1ms")]
+/// fn complete(answers: &mut Vec<&'static str>) -> Result<String, CompletionError> {
+///     Ok(answers.remove(0).to_owned())
+/// }
+///
+/// let mut answers = vec!["", "Paris"];
+/// assert_eq!(complete(&mut answers).unwrap(), "Paris");
+/// ```
+///
+/// `fallback`: what the call returns when it gives up, of the fn's own
+/// return type, from the `Failure<E>` (or the last error alone).
+///
+/// ```
+/// # #[derive(Debug, tenacious::Classify)] #[classify(transient)] struct Flaky;
+/// use tenacious::{Failure, StopReason, retry};
+///
+/// fn cached(failure: Failure<Flaky>) -> Result<String, Flaky> {
+///     assert_eq!(failure.stop_reason(), StopReason::Exhausted);
+///     Ok("sunny (cached)".to_owned())
+/// }
+///
+/// #[retry(max = 2, base = "1ms", fallback = cached)]
+/// fn forecast() -> Result<String, Flaky> {
+///     Err(Flaky)
+/// }
+///
+/// assert_eq!(forecast().unwrap(), "sunny (cached)");
+/// ```
+///
+/// `max_retry_after`: a server that asks for a longer wait than this gets
+/// its error returned at once.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Classify, retry};
+///
+/// #[derive(Debug, Classify)]
+/// #[classify(rate_limited)]
+/// struct TooManyRequests(#[classify(retry_after)] Duration);
+///
+/// #[retry(max_retry_after = "60s")]
+/// fn call(attempts: &mut u32) -> Result<(), TooManyRequests> {
+///     *attempts += 1;
+///     Err(TooManyRequests(Duration::from_secs(3600))) // "come back in an hour"
+/// }
+///
+/// let mut attempts = 0;
+/// assert!(call(&mut attempts).is_err());
+/// assert_eq!(attempts, 1); // not slept on
+/// ```
+///
+/// `timeout` and `deadline`: see [below](#timeouts-deadlines-budgets-nesting)
+/// for both together; `deadline` alone, on a sync fn too:
+///
+/// ```
+/// # #[derive(Debug, tenacious::Classify)] #[classify(transient)] struct Flaky;
+/// use tenacious::retry;
+///
+/// #[retry(max = 10, base = "1s", jitter = "none", deadline = "4s")]
+/// async fn call(attempts: &mut u32) -> Result<(), Flaky> {
+///     *attempts += 1;
+///     Err(Flaky)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let mut attempts = 0;
+/// assert!(call(&mut attempts).await.is_err());
+/// assert_eq!(attempts, 3); // after 1 s and 2 s of backoff, 4 s more would pass the deadline
+/// # }
+/// ```
+///
+/// `first_item`, `idle` and `resume` go on a fn that opens a stream: an
+/// `async fn` returning `Result<impl Stream<Item = Result<T, E>>, E>`,
+/// whose body opens the stream once per attempt; the fn then returns the
+/// retried stream of `Result<T, Failure<E>>`. `first_item` bounds each
+/// attempt's wait for its first content item, retried as any failure before
+/// the stream commits:
+///
+/// ```
+/// use std::sync::atomic::{AtomicU32, Ordering};
+/// use tenacious::stream::Stream;
+/// use tenacious::{Classify, Elapsed, retry};
+/// # use std::pin::Pin;
+/// # use std::task::{Context, Poll};
+/// # /// The tokens of an answer; `None` for a server that sends nothing.
+/// # struct Tokens(Option<std::vec::IntoIter<Result<String, ChatError>>>);
+/// # impl Stream for Tokens {
+/// #     type Item = Result<String, ChatError>;
+/// #     fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+/// #         match &mut self.0 { Some(tokens) => Poll::Ready(tokens.next()), None => Poll::Pending }
+/// #     }
+/// # }
+/// # fn answer(words: &[&str]) -> Tokens {
+/// #     Tokens(Some(words.iter().map(|w| Ok(w.to_string())).collect::<Vec<_>>().into_iter()))
+/// # }
+/// # async fn next<S: Stream>(stream: &mut Pin<&mut S>) -> Option<S::Item> {
+/// #     std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await
+/// # }
+///
+/// #[derive(Debug, Classify)]
+/// enum ChatError {
+///     #[classify(transient)]
+///     Stalled(Elapsed), // a stream's timer ran out
+/// }
+///
+/// impl From<Elapsed> for ChatError {
+///     fn from(elapsed: Elapsed) -> Self {
+///         ChatError::Stalled(elapsed)
+///     }
+/// }
+///
+/// #[retry(first_item = "10s", base = "1ms")]
+/// async fn chat(opens: &AtomicU32) -> Result<impl Stream<Item = Result<String, ChatError>>, ChatError> {
+///     if opens.fetch_add(1, Ordering::Relaxed) == 0 {
+///         return Ok(Tokens(None)); // the first server never answers
+///     }
+///     Ok(answer(&["Hel", "lo"]))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let opens = AtomicU32::new(0);
+/// let mut tokens = std::pin::pin!(chat(&opens));
+/// assert_eq!(next(&mut tokens).await.unwrap().unwrap(), "Hel"); // cut at 10 s, then reopened
+/// assert_eq!(opens.load(Ordering::Relaxed), 2);
+/// # }
+/// ```
+///
+/// `idle`: once the stream has committed, the longest wait for its next
+/// item; without `resume`, a failure then ends the stream with what it
+/// delivered (`StopReason::PartialOutput`):
+///
+/// ```
+/// use tenacious::stream::Stream;
+/// use tenacious::{Classify, Elapsed, StopReason, retry};
+/// # use std::pin::Pin;
+/// # use std::task::{Context, Poll};
+/// # /// One token, then a server that goes silent.
+/// # struct Tokens(bool);
+/// # impl Stream for Tokens {
+/// #     type Item = Result<String, ChatError>;
+/// #     fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+/// #         if std::mem::replace(&mut self.0, false) { Poll::Ready(Some(Ok("Hel".into()))) } else { Poll::Pending }
+/// #     }
+/// # }
+/// # async fn next<S: Stream>(stream: &mut Pin<&mut S>) -> Option<S::Item> {
+/// #     std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await
+/// # }
+/// # #[derive(Debug, Classify)]
+/// # enum ChatError { #[classify(transient)] Stalled(Elapsed) }
+/// # impl From<Elapsed> for ChatError { fn from(e: Elapsed) -> Self { ChatError::Stalled(e) } }
+///
+/// #[retry(idle = "30s")]
+/// async fn chat() -> Result<impl Stream<Item = Result<String, ChatError>>, ChatError> {
+///     Ok(Tokens(true)) // "Hel", then silence
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let mut tokens = std::pin::pin!(chat());
+/// assert_eq!(next(&mut tokens).await.unwrap().unwrap(), "Hel");
+/// let failure = next(&mut tokens).await.unwrap().unwrap_err(); // after 30 s without an item
+/// assert_eq!(failure.stop_reason(), StopReason::PartialOutput);
+/// assert_eq!(failure.delivered(), 1);
+/// # }
+/// ```
+///
+/// `resume = true`: a failure after commit is retried too, and the body
+/// reconnects from where the consumer is, read from
+/// `tenacious::stream::ResumePoint::current()` (items with an id the source
+/// sends again are dropped by it; these have none, so the body skips what
+/// was delivered):
+///
+/// ```
+/// use tenacious::stream::{ResumePoint, Stream};
+/// use tenacious::{Classify, Elapsed, retry};
+/// # use std::pin::Pin;
+/// # use std::task::{Context, Poll};
+/// # struct Tokens(std::vec::IntoIter<Result<String, ChatError>>);
+/// # impl Stream for Tokens {
+/// #     type Item = Result<String, ChatError>;
+/// #     fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+/// #         Poll::Ready(self.0.next())
+/// #     }
+/// # }
+/// # async fn next<S: Stream>(stream: &mut Pin<&mut S>) -> Option<S::Item> {
+/// #     std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await
+/// # }
+/// # impl From<Elapsed> for ChatError { fn from(_: Elapsed) -> Self { ChatError::Dropped } }
+///
+/// #[derive(Debug, Classify)]
+/// enum ChatError {
+///     #[classify(transient)]
+///     Dropped, // the connection dropped mid-answer
+/// }
+///
+/// #[retry(resume = true, base = "1ms")]
+/// async fn chat() -> Result<impl Stream<Item = Result<String, ChatError>>, ChatError> {
+///     let delivered = ResumePoint::current().unwrap_or_default().delivered();
+///     let mut items: Vec<_> = ["The", " answer", " is", " 42"].iter().map(|t| Ok(t.to_string())).collect();
+///     if delivered == 0 {
+///         items.truncate(2);
+///         items.push(Err(ChatError::Dropped)); // the first connection drops after two tokens
+///     }
+///     let rest: Vec<_> = items.into_iter().skip(delivered as usize).collect();
+///     Ok(Tokens(rest.into_iter()))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let mut tokens = std::pin::pin!(chat());
+/// let mut text = String::new();
+/// while let Some(token) = next(&mut tokens).await {
+///     text += &token.unwrap();
+/// }
+/// assert_eq!(text, "The answer is 42"); // whole, nothing twice
+/// # }
+/// ```
+///
+/// `idempotent = false`: a call that must not be sent twice retries only an
+/// error that proves the request never left.
+///
+/// ```
+/// use std::io;
+/// use tenacious::{Failure, StopReason, retry};
+///
+/// #[retry(idempotent = false, base = "1ms")]
+/// fn pay(attempts: &mut u32) -> Result<(), Failure<io::Error>> {
+///     *attempts += 1;
+///     match *attempts {
+///         1 => Err(io::ErrorKind::ConnectionRefused.into()), // never sent: retried
+///         _ => Err(io::ErrorKind::ConnectionReset.into()),   // may have been applied
+///     }
+/// }
+///
+/// let mut attempts = 0;
+/// let failure = pay(&mut attempts).unwrap_err();
+/// assert_eq!(failure.stop_reason(), StopReason::NotIdempotent);
+/// assert_eq!(attempts, 2);
+/// ```
+///
+/// `budget`: retries drawn from a token bucket every call naming it shares
+/// (500 tokens, 5 a retry).
+///
+/// ```
+/// # #[derive(Debug, tenacious::Classify)] #[classify(transient)] struct Flaky;
+/// use tenacious::{RetryBudget, retry};
+///
+/// static SEARCH: RetryBudget = RetryBudget::new();
+///
+/// #[retry(max = 2, base = "1ms", budget = SEARCH)]
+/// fn search() -> Result<(), Flaky> {
+///     Err(Flaky)
+/// }
+///
+/// assert!(search().is_err());
+/// assert_eq!(SEARCH.balance(), 495); // one retry
+/// ```
+///
+/// `breaker`: transient failures open the circuit; an open circuit stops
+/// every call naming it before its attempt, with an error made from a
+/// `tenacious::Refused` (`std::io::Error` can hold one).
+///
+/// ```
+/// use std::io;
+/// use tenacious::{Breaker, retry};
+///
+/// static PROVIDER: Breaker = Breaker::new().min_throughput(2);
+///
+/// #[retry(max = 1, breaker = PROVIDER)]
+/// fn call(attempts: &mut u32) -> io::Result<()> {
+///     *attempts += 1;
+///     Err(io::ErrorKind::ConnectionReset.into())
+/// }
+///
+/// let mut attempts = 0;
+/// for _ in 0..3 {
+///     assert!(call(&mut attempts).is_err());
+/// }
+/// assert_eq!(attempts, 2); // the third call was refused: the circuit is open
+/// ```
+///
+/// `cooldown`: a `RateLimited` error's hint closes it for every call naming
+/// it; each waits before its attempt until it reopens.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::{Classify, Cooldown, Refused, retry};
+///
+/// #[derive(Debug, Classify)]
+/// enum ApiError {
+///     #[classify(rate_limited)]
+///     TooManyRequests(#[classify(retry_after)] Duration),
+///     #[classify(refused)]
+///     Refused(Refused), // a wait the call could not afford
+/// }
+///
+/// static OPENAI: Cooldown = Cooldown::new();
+///
+/// #[retry(max = 1, cooldown = OPENAI)]
+/// async fn complete(attempts: &mut u32) -> Result<(), ApiError> {
+///     *attempts += 1;
+///     match *attempts {
+///         1 => Err(ApiError::TooManyRequests(Duration::from_secs(5))),
+///         _ => Ok(()),
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let mut attempts = 0;
+/// assert!(complete(&mut attempts).await.is_err()); // 429: closed for 5 s
+/// let start = tokio::time::Instant::now();
+/// complete(&mut attempts).await.unwrap();
+/// assert!(start.elapsed() >= Duration::from_secs(5)); // waited for it to reopen
+/// # }
+/// ```
+///
+/// `throttle`: an adaptive client-side request rate shared by every call
+/// naming it, off until a throttling error (a rate limit, an overload)
+/// turns it on.
+///
+/// ```
+/// use std::io;
+/// use tenacious::{Throttle, retry};
+///
+/// static EMBEDDINGS: Throttle = Throttle::new();
+///
+/// #[retry(throttle = EMBEDDINGS)]
+/// fn embed(text: &str) -> io::Result<usize> {
+///     Ok(text.len())
+/// }
+///
+/// assert_eq!(embed("hello").unwrap(), 5);
+/// ```
+///
+/// `guard`: a shared guard of your own, asked before each attempt.
+///
+/// ```
+/// use std::io;
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use tenacious::{Admit, Guard, NextAttempt, Outcome, StopReason, retry};
+///
+/// /// An operator's switch: off, no call reaches the provider.
+/// #[derive(Debug)]
+/// struct Switch(AtomicBool);
+///
+/// impl Guard for Switch {
+///     fn admit(&self, _: &NextAttempt) -> Admit {
+///         if self.0.load(Ordering::Relaxed) { Admit::Go } else { Admit::Stop(StopReason::Guard) }
+///     }
+///     fn observe(&self, _: &Outcome) {}
+/// }
+///
+/// static SWITCH: Switch = Switch(AtomicBool::new(true));
+///
+/// #[retry(guard = SWITCH)]
+/// fn call(attempts: &mut u32) -> io::Result<()> {
+///     *attempts += 1;
+///     Ok(())
+/// }
+///
+/// let mut attempts = 0;
+/// call(&mut attempts).unwrap();
+/// SWITCH.0.store(false, Ordering::Relaxed);
+/// assert!(call(&mut attempts).is_err()); // refused: no attempt
+/// assert_eq!(attempts, 1);
+/// ```
+///
+/// `key`: the call's idempotency key, named by its arguments, so the same
+/// order sends the same key on every attempt and whenever it is sent again.
+///
+/// ```
+/// # #[derive(Debug, tenacious::Classify)] #[classify(transient)] struct Flaky;
+/// use tenacious::{Attempt, IdempotencyKey, retry};
+///
+/// struct Order {
+///     id: u64,
+/// }
+///
+/// #[retry(key = order.id)]
+/// fn place(order: &Order) -> Result<IdempotencyKey, Flaky> {
+///     Ok(Attempt::current().unwrap().idempotency_key()) // the `Idempotency-Key` header
+/// }
+///
+/// let order = Order { id: 42 };
+/// assert_eq!(place(&order).unwrap(), place(&order).unwrap());
+/// assert_ne!(place(&order).unwrap(), place(&Order { id: 43 }).unwrap());
+/// ```
+///
+/// `nested`: inside an attempt of another retried call, one attempt
+/// (`"once"`), or its own retries (`"retry"`).
+///
+/// ```
+/// # #[derive(Debug, tenacious::Classify)] #[classify(transient)] struct Flaky;
+/// use tenacious::retry;
+///
+/// #[retry(max = 3, base = "1ms", nested = "retry")]
+/// fn inner(attempts: &mut u32) -> Result<(), Flaky> {
+///     *attempts += 1;
+///     Err(Flaky)
+/// }
+///
+/// #[retry(max = 1)]
+/// fn outer(attempts: &mut u32) -> Result<(), Flaky> {
+///     inner(attempts)
+/// }
+///
+/// let mut attempts = 0;
+/// assert!(outer(&mut attempts).is_err());
+/// assert_eq!(attempts, 3); // one attempt with `"once"`, the default
+/// ```
+///
+/// `notify`: a fn told of each retry before its sleep.
+///
+/// ```
+/// # #[derive(Debug, tenacious::Classify)] #[classify(transient)] struct Flaky;
+/// use tenacious::{RetryEvent, retry};
+///
+/// fn log_retry(error: &Flaky, event: &RetryEvent) {
+///     eprintln!("{error:?}: {event:?}");
+/// }
+///
+/// #[retry(max = 2, base = "1ms", notify = log_retry)]
+/// fn call() -> Result<(), Flaky> {
+///     Err(Flaky)
+/// }
+///
+/// assert!(call().is_err());
+/// ```
+///
+/// `stats`: the name of the fn's statistics record, or `false` for none of
+/// its own (see [Statistics](#statistics)).
+///
+/// ```
+/// # #[derive(Debug, tenacious::Classify)] #[classify(transient)] struct Flaky;
+/// use tenacious::retry;
+///
+/// #[retry(stats = "search tool")]
+/// fn search() -> Result<u32, Flaky> {
+///     Ok(1)
+/// }
+///
+/// #[retry(stats = false)]
+/// fn health() -> Result<u32, Flaky> {
+///     Ok(1)
+/// }
+///
+/// search().unwrap();
+/// health().unwrap();
+/// let snapshot = tenacious::stats::snapshot();
+/// assert_eq!(snapshot.get("search tool").unwrap().calls(), 1);
+/// assert!(snapshot.fns().iter().all(|f| !f.name().ends_with("health")));
+/// ```
+///
+/// `crate`: where `tenacious` is, for a crate that reaches it only through
+/// a re-export (`crate = my_sdk::tenacious`).
+///
+/// ```
+/// # #[derive(Debug, tenacious::Classify)] #[classify(transient)] struct Flaky;
+/// #[tenacious::retry(crate = ::tenacious)]
+/// fn call() -> Result<(), Flaky> {
+///     Ok(())
+/// }
+///
+/// call().unwrap();
+/// ```
 ///
 /// # Timeouts, deadlines, budgets, nesting
 ///
@@ -204,8 +856,10 @@ use proc_macro::TokenStream;
 /// the fn's module path and name, `my_crate::tools::search`: the impl's
 /// type is not in the tokens the attribute sees, so a method is named
 /// like a free fn, and two methods of one name in one module share a row
-/// unless one says `stats = "Client::search"`. `stats = false` turns it
-/// all off for the fn.
+/// unless one says `stats = "Client::search"`. `stats = false` leaves the
+/// fn without a record of its own, so without statistics, events and
+/// metrics; beside a `policy` that has a record (`Policy::stats`, shared
+/// by the fns of that policy) its calls count in that record instead.
 ///
 /// ```
 /// use tenacious::{Classify, ErrorClass, retry};
