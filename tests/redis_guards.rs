@@ -872,3 +872,57 @@ async fn a_fleet_that_probes_first_sends_one_probe_and_every_process_waits_for_i
         .unwrap();
     assert_eq!(SENT.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overload_or_two_while_the_headers_pace_the_fleet_cuts_nothing_and_a_run_of_three_cuts()
+{
+    use http::HeaderMap;
+    use tenacious::{Classify, Signals, Throttle};
+    static A: Throttle = Throttle::new();
+    const PA: Policy = Policy::new().max(1).throttle(&A);
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&A, "noisy").unwrap();
+    let paced_by_headers = || {
+        redis
+            .command(&["HGET", "tenacious:{noisy}:throttle", "hdr"])
+            .is_some_and(|reply| reply.ends_with("1\r\n"))
+    };
+    // The provider's bucket: 600 a minute, 500 left.
+    A.report(
+        Signals::NONE
+            .limit(600)
+            .remaining(500)
+            .reset(Duration::from_secs(10)),
+    );
+    assert!(reported(&redis, "noisy").await);
+    // A 529 (overloaded, at random: a busy provider answers a share of
+    // everyone's calls so), then a success, then another 529: no run.
+    let overloaded = || {
+        let error = HttpError::from_parts(StatusCode::from_u16(529).unwrap(), &HeaderMap::new());
+        assert!(error.signals().is_overloaded());
+        error
+    };
+    for fails in [true, false, true] {
+        let _ = PA
+            .retry(|| {
+                let outcome = if fails { Err(overloaded()) } else { Ok(()) };
+                async move { outcome }
+            })
+            .await;
+        store.sync().await;
+    }
+    assert!(
+        paced_by_headers(),
+        "an overload now and then cut the fleet's rate below what the headers allow"
+    );
+    // Three in a row (an outage): the fleet's rate is cut.
+    for _ in 0..3 {
+        let _ = PA.retry(|| async { Err::<(), _>(overloaded()) }).await;
+        store.sync().await;
+    }
+    assert!(
+        !paced_by_headers(),
+        "a run of overloads cuts the fleet's rate"
+    );
+}

@@ -964,13 +964,16 @@ impl Guard for Throttle {
     /// (feature `redis`), the fleet's throttle hears the cut and the
     /// window too.
     fn observe(&self, outcome: &Outcome) {
+        let _cut = self.observe_here(outcome);
         #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get()
             && shared.link.is_up()
         {
-            shared.observe(outcome);
+            // The fleet's rate is cut by what cuts this process's: an
+            // overload now and then, while the headers pace, is no cut
+            // fleet-wide either.
+            shared.observe(outcome, _cut);
         }
-        self.observe_here(outcome);
     }
 
     /// The wait it would have asked of the call it refused (for a token
@@ -1120,8 +1123,10 @@ impl Throttle {
         Admit::Wait(wait)
     }
 
-    /// [`Guard::observe`] on this process's state alone.
-    fn observe_here(&self, outcome: &Outcome) {
+    /// [`Guard::observe`] on this process's state alone: whether the
+    /// outcome cut the rate (a throttle, and not an overload of the few a
+    /// provider's headers outweigh, see [`OVERLOADS_TO_CUT`]).
+    fn observe_here(&self, outcome: &Outcome) -> bool {
         if self.probe_first != 0 && outcome.result != AttemptResult::NotMade {
             // The provider answered: the calls held for it go.
             self.probe.store(HEARD, Ordering::Release);
@@ -1131,7 +1136,7 @@ impl Throttle {
             if state.enabled {
                 state.tokens = (state.tokens + 1.0).min(state.capacity);
             }
-            return;
+            return false;
         }
         let mut throttled = throttled(outcome);
         let now = since_epoch(outcome.now);
@@ -1188,6 +1193,7 @@ impl Throttle {
         if engaged {
             self.engaged.store(true, Ordering::Release);
         }
+        throttled == Some(true)
     }
 }
 

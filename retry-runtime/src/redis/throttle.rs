@@ -226,17 +226,18 @@ impl SharedThrottle {
         })
     }
 
-    /// Tells the fleet's throttle what this outcome said: a throttle cuts
-    /// its rate, a rate-limit report sets it; a retry not made gives its
-    /// token back to the lease.
-    pub(crate) fn observe(&'static self, outcome: &Outcome) {
+    /// Tells the fleet's throttle what this outcome said: a throttle that
+    /// cut this process's rate (`cut`: not an overload of the few that the
+    /// provider's headers outweigh) cuts the fleet's, a rate-limit report
+    /// sets it; a retry not made gives its token back to the lease.
+    pub(crate) fn observe(&'static self, outcome: &Outcome, cut: bool) {
         if outcome.result == AttemptResult::NotMade {
             if self.on.load(Ordering::Acquire) {
                 self.lease.fetch_add(1, Ordering::AcqRel);
             }
             return;
         }
-        if crate::throttle::throttled(outcome) == Some(true) {
+        if cut {
             // On from now: the retry decided next is paced, not only those
             // decided once the fleet's answer is back.
             self.on.store(true, Ordering::Release);
