@@ -104,7 +104,11 @@ use proc_macro::TokenStream;
 /// the call before its first attempt (`Classify::refused`:
 /// `std::io::Error`, `tenacious::HttpError` and `tenacious::Failure<E>`
 /// can, and `#[derive(Classify)]` for the variant marked
-/// `#[classify(refused)]`); another is a compile error.
+/// `#[classify(refused)]`); another is a compile error. A guard key names a
+/// plain `static` of the guard's type, which every call naming it shares: a
+/// module-level `const` there is rustc's error E0745, "cannot take address
+/// of a temporary", on the path (the macro cannot tell a `const` from a
+/// `static` by its path); declare `static NAME: Breaker = Breaker::new();`.
 ///
 /// # Keys by example
 ///
