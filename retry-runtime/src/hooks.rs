@@ -51,12 +51,18 @@ impl<E: ?Sized, F: FnMut(&E) -> bool> WhenFn<E> for F {
 /// classified error. `B` is the type the fn borrows.
 #[diagnostic::on_unimplemented(
     message = "`check` must be a `fn(&{T}) -> Result<(), {E}>`",
-    label = "expected a path to a `fn(&{T}) -> Result<(), {E}>` (or one taking a borrowed form of `{T}`, like `&str` for a `String`): it reads the attempt's value and says which error it is, if it is a bad one"
+    label = "expected a path to a `fn(&{T}) -> Result<(), {E}>` (or one taking a borrowed form of `{T}`, like `&str` for a `String`): it reads the attempt's value and says which error it is, if it is a bad one",
+    note = "a `check` is a plain fn, not an `async fn`, that borrows the value (the attempt returns it after the check) and answers at once: `fn is_complete(value: &{T}) -> Result<(), {E}>`, `Ok(())` for a good value"
 )]
 pub trait CheckFn<T, E, B: ?Sized> {
     /// `Err(error)` when the value is a bad answer.
     fn call(&mut self, value: &T) -> Result<(), E>;
 }
+// Not recommended: a fn of another shape is then reported as not being a
+// `check` (the message above, the shape to write) rather than in the terms
+// of the `FnMut` bound below: a return type mismatch, and for an `async fn`
+// the suggestion to `.await` the path, which the attribute would refuse.
+#[diagnostic::do_not_recommend]
 impl<T, E, B, F> CheckFn<T, E, B> for F
 where
     T: std::borrow::Borrow<B>,
