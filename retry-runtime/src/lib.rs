@@ -182,7 +182,9 @@ pub mod __private {
         policy_has_guards, policy_has_timeout, resume, resume_failure, step, step_failure,
         step_failure_held, step_held, timed_out, timed_out_as, wants_pace,
     };
-    pub use crate::hooks::{CheckFn, NotifyFn, RetryResult, WhenFn, always, checked, ignore};
+    pub use crate::hooks::{
+        CheckFn, CheckShape, NotifyFn, RetryResult, WhenFn, always, checked, ignore,
+    };
     pub use crate::pace::{pace, pace_blocking};
     pub use crate::path_policy::{ElapsedIf, elapsed_into_if};
     pub use crate::polled::Polled;
