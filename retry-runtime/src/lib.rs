@@ -121,6 +121,7 @@ pub mod reqwest_middleware;
 pub mod retry_after;
 mod retry_on;
 mod run;
+mod shared_static;
 mod signals;
 #[cfg(feature = "sse")]
 pub mod sse;
@@ -181,10 +182,16 @@ pub mod __private {
         policy_has_guards, policy_has_timeout, resume, resume_failure, step, step_failure,
         step_failure_held, step_held, timed_out, timed_out_as, wants_pace,
     };
-    pub use crate::hooks::{CheckFn, NotifyFn, RetryResult, WhenFn, always, checked, ignore};
+    pub use crate::hooks::{
+        CheckFn, CheckShape, NotifyFn, RetryResult, WhenFn, always, checked, ignore,
+    };
     pub use crate::pace::{pace, pace_blocking};
     pub use crate::path_policy::{ElapsedIf, elapsed_into_if};
     pub use crate::polled::Polled;
+    pub use crate::shared_static::{
+        SharedBreaker, SharedBudget, SharedCooldown, SharedGuard, SharedThrottle, shared_breaker,
+        shared_budget, shared_cooldown, shared_guard, shared_throttle,
+    };
     pub use crate::stats::CallStats;
     pub use crate::stream::{Captures, RetriedStream, StreamOutput, opened, port as stream_port};
     pub use crate::when_by_ref::{WhenByRef, when};

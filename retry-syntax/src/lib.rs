@@ -143,6 +143,16 @@ pub const KEY_ALIASES: &[(&[&str], &str, &str)] = &[
         "`budget` names a shared retry budget",
     ),
     (
+        &["circuit_breaker", "circuit"],
+        "breaker",
+        "`breaker` names the circuit breaker shared by every call to one provider",
+    ),
+    (
+        &["rate_limiter", "rate_limit", "limiter"],
+        "throttle",
+        "`throttle` names the client-side rate shared by every call to one provider",
+    ),
+    (
         &["idempotency_key"],
         "key",
         "`key` names the call's idempotency key from its arguments",

@@ -780,13 +780,25 @@ fn static_path(key: &Ident, value: &Expr, errors: &mut Errors) -> Option<ExprPat
     match ungroup(value) {
         Expr::Path(path) if path.qself.is_none() => Some(path.clone()),
         Expr::Lit(syn::ExprLit {
-            lit: Lit::Str(lit), ..
+            lit: Lit::Str(_), ..
         }) => {
+            // Not the string as a path (`cooldown = openai` would name a
+            // lowercase item no one declared): the declaration to write.
+            // A guard a config declares by name comes with its policy.
+            let config = if key == "guard" {
+                String::new()
+            } else {
+                format!(
+                    " (a {key} declared by name in a config comes with the config's policy \
+                     that names it: `policy = \"openai\"`)"
+                )
+            };
             errors.at(
                 value,
                 format_args!(
-                    "`{key}` takes the path of {what}, not a string: `{key} = {}`",
-                    lit.value()
+                    "`{key}` takes the path of {what}, not a string: a guard is a `static`, \
+                     shared by every call that names it; declare `{declare}` and write `{}`{config}",
+                    example(&key)
                 ),
             );
             None
@@ -1168,7 +1180,7 @@ mod tests {
         let expected = [
             "zero `timeout` times out every attempt",
             "`deadline` takes a duration string",
-            "not a string: `budget = BUDGET`",
+            "not a string: a guard is a `static`",
             "did you mean \"retry\"",
             "did you mean `deadline`?",
         ];

@@ -891,14 +891,25 @@ fn policy_overrides(args: &Args, private: &TokenStream) -> TokenStream {
     if let Some((_, idempotent)) = &args.idempotent {
         policy.extend(quote!(.idempotent(#idempotent)));
     }
-    // Each shared `static` on its path: a path that is not a `static` of
-    // the builder's type (`RetryBudget`, `Breaker`, ...; for `guard`, one
-    // implementing `Guard`) is a type error there.
+    // Each shared `static` on its path, through the runtime's fn of the
+    // key's name (`shared_breaker(&PATH)`), which takes it by its own
+    // type: a path that is not a `static` of the builder's type
+    // (`RetryBudget`, `Breaker`, ...; for `guard`, one implementing
+    // `Guard`), such as a `LazyLock<Arc<Breaker>>`, is one type error there,
+    // in the words of the key, where the builder would deref-coerce it (a
+    // "non-const deref coercion" error per layer) or report a mismatch.
     for (name, path) in args.statics() {
-        let (span, _) = first_and_last_span(path);
-        // The builder's name on the path too, so the whole call is there.
+        let (span, last) = first_and_last_span(path);
+        // The builder's name on the path too, so the whole call is there;
+        // and the call of the runtime's fn spans the path, as its argument
+        // does, so that an error of either is one on the path.
         let builder = syn::Ident::new(name, span);
-        policy.extend(quote_spanned!(span=> .#builder(&#path)));
+        let checked = format_ident!("shared_{}", name);
+        let mut shared = respan(quote!(#private::#checked), span);
+        let mut shared_args = Group::new(Delimiter::Parenthesis, quote_spanned!(span=> &#path));
+        shared_args.set_span(last);
+        shared.extend([TokenTree::Group(shared_args)]);
+        policy.extend(quote_spanned!(span=> .#builder(#shared)));
     }
     if let Some(nested) = args.nested {
         let variant = runtime_ident(nested.runtime);
@@ -1097,7 +1108,7 @@ mod tests {
         for part in [
             ". timeout (:: tenacious :: __private :: Duration :: from_nanos (1000000000))",
             ". deadline (:: tenacious :: __private :: Duration :: from_nanos (2000000000))",
-            ". budget (& B)",
+            ". budget (:: tenacious :: __private :: shared_budget (& B))",
             ". nested (:: tenacious :: __private :: Nested :: Retry)",
             "attempt_timed",
             "timed_out",

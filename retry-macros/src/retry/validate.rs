@@ -55,7 +55,7 @@ pub(super) fn check(
     check_signature(&func.sig, &mut errors);
     check_attributes(&func.outer_attrs, &mut errors);
     check_borrowed_output(&func.sig, &shape.output, &mut errors);
-    check_key(&args, &func.sig, &shape, &mut errors);
+    check_key(&args, &func.sig, &shape, stream.is_some(), &mut errors);
     check_shared_paths(&args, &func.sig, &mut errors);
     errors.finish()?;
     Ok(Retry {
@@ -123,10 +123,23 @@ fn check_borrowed_output(sig: &Signature, output: &Type, errors: &mut Errors) {
 /// before its first attempt (a literal, a constant) is the same key for
 /// every call, and a server that honours it answers every later call with
 /// the first one's result.
-fn check_key(args: &Args, sig: &Signature, shape: &Shape, errors: &mut Errors) {
+///
+/// A stream fn's key is computed once, when the fn is called, before the
+/// stream opens: the fn itself is no longer `async` (it returns the
+/// retried stream), so a key that awaits is an error on its `.await`.
+fn check_key(args: &Args, sig: &Signature, shape: &Shape, stream: bool, errors: &mut Errors) {
     let Some(key) = &args.key else {
         return;
     };
+    if stream && let Some(awaited) = first_await(key.to_token_stream()) {
+        errors.at(
+            awaited,
+            "a retried stream's `key` is computed once, when the fn is called and before \
+             the stream opens, outside any async context, so it cannot `.await`: compute \
+             the key in the caller and pass it as an argument, `key = order_id`",
+        );
+        return;
+    }
     let mut names = input_names(sig);
     // The arguments as the user wrote them: the example names one.
     let written = names.len();
@@ -162,6 +175,35 @@ fn check_key(args: &Args, sig: &Signature, shape: &Shape, errors: &mut Errors) {
              with the first one's result; {hint}"
         ),
     );
+}
+
+/// The first `.await` in `tokens`, at any depth: its two tokens, so an
+/// error spans both.
+fn first_await(tokens: proc_macro2::TokenStream) -> Option<proc_macro2::TokenStream> {
+    use proc_macro2::TokenTree;
+    let mut previous: Option<proc_macro2::Punct> = None;
+    for token in tokens {
+        match token {
+            TokenTree::Ident(ident) if ident == "await" => {
+                if let Some(dot) = previous.take() {
+                    return Some(
+                        [TokenTree::Punct(dot), TokenTree::Ident(ident)]
+                            .into_iter()
+                            .collect(),
+                    );
+                }
+            }
+            TokenTree::Punct(punct) if punct.as_char() == '.' => previous = Some(punct),
+            TokenTree::Group(group) => {
+                if let Some(found) = first_await(group.stream()) {
+                    return Some(found);
+                }
+                previous = None;
+            }
+            _ => previous = None,
+        }
+    }
+    None
 }
 
 /// The names the fn's inputs bind: `self` for a receiver, and the names
