@@ -837,11 +837,54 @@ pub trait StreamItemResult {
     type Ok;
     /// Why a read fails.
     type Error;
+    /// The item, as the `Result` it is.
+    fn into_result(self) -> Result<Self::Ok, Self::Error>;
 }
 
 impl<T, E> StreamItemResult for Result<T, E> {
     type Ok = T;
     type Error = E;
+
+    #[inline]
+    fn into_result(self) -> Self {
+        self
+    }
+}
+
+pin_project! {
+    /// The stream a `#[retry]` fn's body opened, read as its declared item
+    /// `X`: every type of the retried stream comes from `X` (through
+    /// [`StreamItemResult`]), so an item that is not a `Result` is one
+    /// error, on `X`, and not another in the retried stream's terms.
+    #[doc(hidden)]
+    #[derive(Debug)]
+    pub struct ItemsOf<S, X> {
+        #[pin]
+        source: S,
+        // The item type only: no `X` is held.
+        item: std::marker::PhantomData<fn() -> X>,
+    }
+}
+
+impl<S, X> Stream for ItemsOf<S, X>
+where
+    S: Stream<Item = X>,
+    X: StreamItemResult,
+{
+    type Item = Result<X::Ok, X::Error>;
+
+    #[inline]
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.project()
+            .source
+            .poll_next(cx)
+            .map(|item| item.map(StreamItemResult::into_result))
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.source.size_hint()
+    }
 }
 
 /// The error of a `#[retry]` fn's open, which must be its items' error
@@ -869,12 +912,19 @@ impl<E> OpensWith<E> for E {
 /// is the items' (see [`OpensWith`]).
 #[doc(hidden)]
 #[inline]
-pub fn opened<X, S, E, I>(opened: Result<S, E>) -> Result<S, I>
+pub fn opened<X, S, E>(opened: Result<S, E>) -> Result<ItemsOf<S, X>, X::Error>
 where
-    X: StreamItemResult<Error = I>,
-    E: OpensWith<I>,
+    X: StreamItemResult,
+    S: Stream<Item = X>,
+    E: OpensWith<X::Error>,
 {
-    opened.map_err(OpensWith::into_items_error)
+    match opened {
+        Ok(source) => Ok(ItemsOf {
+            source,
+            item: std::marker::PhantomData,
+        }),
+        Err(error) => Err(error.into_items_error()),
+    }
 }
 
 /// Says an `impl Trait` captures the lifetimes in `T`, in any edition.

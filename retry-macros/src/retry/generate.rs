@@ -538,11 +538,14 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         let bounds = &stream.bounds;
         // The user's own path to `Stream` (so their import stays used),
         // yielding `Result<T, Failure<E>>`.
-        // Both spanned on the return type: an item that is not a `Result`
-        // is one error there, as is an open whose error is not the items'.
+        // The output is spanned on the return type: an item that is not a
+        // `Result` is one error there. The open is spanned on its error
+        // type, when the return type names it: an open whose error is not
+        // the items' is one error there.
         let yields = stream.bound_with_item(syn::parse_quote!(#private::StreamOutput<#item>));
-        let on_output = first_span;
-        let mut opening = respan(quote!(#private::opened::<#item, _, _, _>), on_output);
+        let on_output =
+            second_argument(&shape.output).map_or(first_span, |error| first_and_last_span(error).0);
+        let mut opening = respan(quote!(#private::opened::<#item, _, _>), on_output);
         let mut opened = Group::new(Delimiter::Parenthesis, quote!(async #attempt_body.await));
         opened.set_span(on_output);
         opening.extend([TokenTree::Group(opened)]);
@@ -993,6 +996,11 @@ fn failure_attempt_type(return_type: &Type) -> Option<Type> {
 /// reads it), the `Failure<E>` itself; `None` for any other type.
 pub(super) fn failure_error(return_type: &Type) -> Option<&Type> {
     failure_attempt_type(return_type)?;
+    second_argument(return_type)
+}
+
+/// `E` of a return type written `R<T, E>`.
+fn second_argument(return_type: &Type) -> Option<&Type> {
     let Type::Path(path) = strip_groups(return_type) else {
         return None;
     };

@@ -83,6 +83,37 @@ impl StreamReturn {
     }
 }
 
+/// `item` if it is a type that is no `Result` whatever it names: a
+/// reference, tuple, slice, array, or a path to a standard type (`String`,
+/// `Vec<u8>`, `Option<T>`, a number) or to `Bytes`. An item spelled
+/// otherwise may be an alias of a `Result` (`type Chunk = Result<..>`):
+/// the runtime's `StreamItemResult` tells then.
+pub(super) fn never_a_result(item: &Type) -> Option<&Type> {
+    const NOT_RESULTS: &[&str] = &[
+        "String", "str", "Vec", "VecDeque", "Box", "Option", "Cow", "Arc", "Rc", "Bytes", "u8",
+        "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
+        "f64", "bool", "char",
+    ];
+    let never = match strip_groups(item) {
+        Type::Reference(_)
+        | Type::Tuple(_)
+        | Type::Slice(_)
+        | Type::Array(_)
+        | Type::Ptr(_)
+        | Type::Never(_) => true,
+        Type::Path(path) => {
+            path.qself.is_none()
+                && path
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|last| NOT_RESULTS.iter().any(|name| last.ident == name))
+        }
+        _ => false,
+    };
+    never.then_some(item)
+}
+
 /// Whether the returned stream keeps `bound` of the opened one: a trait
 /// like `Send` it keeps (it holds the opened stream), but not what holds of
 /// the opened stream only — a lifetime or a `use<..>` (the returned stream

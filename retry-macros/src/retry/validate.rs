@@ -51,6 +51,17 @@ pub(super) fn check(
     let stream = StreamReturn::of(&shape.output);
     check_backoff(&args, &mut errors);
     check_stream(&args, &func, &shape, stream.is_some(), &mut errors);
+    if let Some(item) = stream
+        .as_ref()
+        .and_then(|stream| super::stream::never_a_result(&stream.item))
+    {
+        errors.at(
+            item,
+            "a retried stream's items are `Result<T, E>`: a read that fails is an item \
+             `Err(e)`, classified and retried like a failed open; declare \
+             `impl Stream<Item = Result<String, Cut>>`, with `Cut` the fn's error type",
+        );
+    }
     check_limits(&args, &shape, stream.is_some(), &mut errors);
     check_signature(&func.sig, &mut errors);
     check_attributes(&func.outer_attrs, &mut errors);

@@ -19,7 +19,7 @@ impl From<Elapsed> for Cut {
 
 #[retry(first_item = "10s")]
 async fn tokens() -> Result<impl Stream<Item = String>, Cut> {
-    Ok(futures_util::stream::empty())
+    Ok(futures_util::stream::iter(vec![String::new()]))
 }
 
 fn main() {}
