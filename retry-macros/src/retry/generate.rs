@@ -628,27 +628,46 @@ fn fingerprint(sig: &syn::Signature, private: &TokenStream) -> TokenStream {
         .filter(|typed| {
             !matches!(strip_groups(&typed.ty), Type::Reference(reference) if reference.mutability.is_some())
         })
-        .filter_map(|typed| match &*typed.pat {
-            syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
-                let ident = &ident.ident;
-                Some(quote!((&#private::ArgProbe(&#ident)).hash_arg(#hasher);))
+        .filter_map(|typed| {
+            // Each statement carries the argument's `#[cfg]`s, so an
+            // argument configured out is not named (and one kept is).
+            let cfgs = cfg_attrs(&typed.attrs);
+            match &*typed.pat {
+                syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                    let ident = &ident.ident;
+                    Some(quote!(#(#cfgs)* (&#private::ArgProbe(&#ident)).hash_arg(#hasher);))
+                }
+                // An unused argument asks for nothing.
+                syn::Pat::Wild(_) => None,
+                // A destructured one cannot be named whole.
+                _ => Some(quote!(#(#cfgs)* #hasher.mark_incomplete();)),
             }
-            // An unused argument asks for nothing.
-            syn::Pat::Wild(_) => None,
-            // A destructured one cannot be named whole.
-            _ => Some(quote!(#hasher.mark_incomplete();)),
         })
         .collect();
     if args.is_empty() {
         return quote!(|_| {});
     }
+    // Every argument may be configured out: the hasher is then unused.
     quote! {
-        |#hasher: &mut #private::ArgHasher| {
+        |#[allow(unused_variables)] #hasher: &mut #private::ArgHasher| {
             #[allow(unused_imports)]
             use #private::{HashArg as _, SkipArg as _};
             #(#args)*
         }
     }
+}
+
+/// The attributes of an argument that decide whether it exists, `#[cfg]`
+/// and `#[cfg_attr]` (which may hold a `cfg`): generated code that names
+/// the argument carries them, as `#[async_trait]` forwards an argument's
+/// `#[cfg]` to its move into the boxed future, so that an argument
+/// configured out is named nowhere. (The only built-in attributes a
+/// parameter takes, and so a `cfg_attr` on one can hold, are `cfg` and the
+/// lint levels, which a statement takes too.)
+pub(super) fn cfg_attrs(attrs: &[syn::Attribute]) -> impl Iterator<Item = &syn::Attribute> {
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr"))
 }
 
 /// The policy the keys override: `Policy::new()`, or the one `policy =
