@@ -1,9 +1,13 @@
 //! What a retried fn's arguments may carry: `#[cfg]` and `#[cfg_attr]`
 //! (an argument configured out is gone from every attempt and from the
-//! fingerprint of a nested call's key). Tests build with `cfg(test)`: an
+//! fingerprint of a nested call's key), and what a spawned call takes
+//! (every attempt borrows the arguments: a `Send` but not `Sync` one goes
+//! in an `Arc<Mutex<_>>`). Tests build with `cfg(test)`: an
 //! argument under `#[cfg(not(test))]` is configured out.
 use std::cell::Cell;
 use std::io;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
 
 use tenacious::{Attempt, IdempotencyKey, retry};
 
@@ -73,4 +77,21 @@ async fn an_async_fn_takes_configured_arguments_too() {
     ATTEMPTS.with(|attempts| attempts.set(0));
     assert_eq!(configured_async(1).await.unwrap(), 2);
     assert_eq!(ATTEMPTS.with(Cell::get), 3);
+}
+
+/// Every attempt borrows the arguments, so a spawned call takes the
+/// `Receiver` (`Send`, not `Sync`) shared, and locks it in each attempt.
+#[retry(max = 20, base = "1ms", jitter = "none")]
+async fn next(rx: Arc<Mutex<Receiver<u32>>>) -> Result<u32, io::Error> {
+    let received = rx.lock().unwrap().try_recv();
+    received.map_err(|_| io::Error::from(io::ErrorKind::WouldBlock))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_taken_shared_is_spawned_and_retried_until_a_value_comes() {
+    let (tx, rx) = mpsc::channel();
+    let task = tokio::spawn(next(Arc::new(Mutex::new(rx))));
+    tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    tx.send(7).unwrap();
+    assert_eq!(task.await.unwrap().unwrap(), 7);
 }

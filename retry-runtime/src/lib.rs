@@ -121,6 +121,7 @@ pub mod reqwest_middleware;
 pub mod retry_after;
 mod retry_on;
 mod run;
+mod shared_arg;
 mod signals;
 #[cfg(feature = "sse")]
 pub mod sse;
@@ -185,6 +186,7 @@ pub mod __private {
     pub use crate::pace::{pace, pace_blocking};
     pub use crate::path_policy::{ElapsedIf, elapsed_into_if};
     pub use crate::polled::Polled;
+    pub use crate::shared_arg::SharedByEveryAttempt;
     pub use crate::stats::CallStats;
     pub use crate::stream::{Captures, RetriedStream, StreamOutput, port as stream_port};
     pub use crate::when_by_ref::{WhenByRef, when};

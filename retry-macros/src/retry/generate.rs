@@ -551,12 +551,14 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
         );
         let checks = policy_checks(args, &private, &func.sig.generics, true, true);
         let places = statics_are_places(args);
+        let marks = shared_marks(&func.sig, &private);
         let body = quote! {
             #places
             #checks
             let #engine = #engine_new;
             let (#port, #link) = #private::stream_port();
             #driven(#engine, #link, async move {
+                #marks
                 loop {
                     #port.serve(async #attempt_body).await;
                 }
@@ -567,9 +569,11 @@ pub(super) fn expand(retry: Retry) -> TokenStream {
 
     let checks = policy_checks(args, &private, &func.sig.generics, false, shape.is_async);
     let places = statics_are_places(args);
+    let marks = shape.is_async.then(|| shared_marks(&func.sig, &private));
     let retry_loop = quote! {
         #places
         #checks
+        #marks
         let mut #engine = #engine_new;
         #records_decl
         #pace_first
@@ -655,6 +659,48 @@ fn fingerprint(sig: &syn::Signature, private: &TokenStream) -> TokenStream {
             #(#args)*
         }
     }
+}
+
+/// The marks of the arguments every attempt of an `async fn` (or of a
+/// stream's opener) borrows where the fn itself would hold them by value:
+/// `let NAME = SharedByEveryAttempt::of(&NAME);` for each argument bound to
+/// a plain name that is not `mut` (a `mut` one may be borrowed mutably,
+/// `&mut T`, which needs no `Sync`) and whose type is not a reference.
+///
+/// A mark is `Send` exactly when the borrow the attempts hold is, so it
+/// adds no bound; it lives to the end of the call, so that when the
+/// argument is not `Sync`, rustc's "future is not `Send`" note names it:
+/// on the argument, under the argument's name (hygienic, so the body
+/// still sees the argument itself), of the type
+/// `SharedByEveryAttempt<'_, T>`, whose docs say what to do (see
+/// `retry-runtime/src/shared_arg.rs`). Zero-sized; its drop does nothing.
+fn shared_marks(sig: &syn::Signature, private: &TokenStream) -> TokenStream {
+    sig.inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(typed) => Some(typed),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .filter(|typed| !matches!(strip_groups(&typed.ty), Type::Reference(_)))
+        .filter_map(|typed| {
+            let syn::Pat::Ident(binding) = &*typed.pat else {
+                return None;
+            };
+            if binding.by_ref.is_some() || binding.mutability.is_some() || binding.subpat.is_some()
+            {
+                return None;
+            }
+            let argument = &binding.ident;
+            let mut mark = argument.clone();
+            mark.set_span(Span::mixed_site().located_at(argument.span()));
+            let cfgs = cfg_attrs(&typed.attrs);
+            Some(quote! {
+                #(#cfgs)*
+                #[allow(unused_variables)]
+                let #mark = #private::SharedByEveryAttempt::of(&#argument);
+            })
+        })
+        .collect()
 }
 
 /// The attributes of an argument that decide whether it exists, `#[cfg]`

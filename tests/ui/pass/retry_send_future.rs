@@ -32,6 +32,15 @@ async fn guarded(name: &str) -> Result<usize, Failure<Flaky>> {
     Ok(name.len())
 }
 
+// Arguments by value: a `Sync` one, and a `mut` one that is `Send` but not
+// `Sync`, which every attempt borrows mutably (`&mut Cell<u32>` is `Send`).
+#[retry(base = "1ms")]
+async fn owned(name: String, mut count: std::cell::Cell<u32>) -> Result<usize, Flaky> {
+    tokio_free_yield().await;
+    *count.get_mut() += 1;
+    Ok(name.len())
+}
+
 async fn tokio_free_yield() {}
 
 fn assert_send<T: Send>(_: &T) {}
@@ -40,5 +49,7 @@ fn main() {
     let future = call("x");
     assert_send(&future);
     let future = guarded("x");
+    assert_send(&future);
+    let future = owned(String::from("x"), std::cell::Cell::new(0));
     assert_send(&future);
 }
