@@ -271,7 +271,8 @@ use proc_macro::TokenStream;
 ///
 /// Every attempt borrows the arguments, so the future of a retried
 /// `async fn` (and a retried stream) holds `&T` of each argument `T` it
-/// takes by value: it is `Send` only if the arguments are `Sync`. A type
+/// takes by value (of the fields it reads, for one the body only reads
+/// fields of): it is `Send` only if the arguments are `Sync`. A type
 /// that is `Send` but not `Sync` — `std::sync::mpsc::Receiver`, `Cell`,
 /// `RefCell`, or a struct holding one — makes a future that can be
 /// `tokio::spawn`ed without `#[retry]` but not with it. The error says

@@ -11,8 +11,10 @@
 //! block on the attribute, the runtime's `Attempting`), naming neither the
 //! argument nor what to do.
 //!
-//! The mark is a zero-sized local, one per such argument, declared before
-//! the retry loop on the argument's own tokens, under its name, and kept
+//! The mark is a zero-sized local, one per such argument the body borrows
+//! whole (none for one it does not name, nor for one it only reads fields
+//! of, which an `async` block borrows alone), declared before the retry
+//! loop on the argument's own tokens, under its name, and kept
 //! alive across every `.await` of the call: it is `Send` exactly when
 //! `&T` is, so it adds no bound, but it is what rustc finds first and
 //! names in its "future is not `Send`" note: "this value is used across an
