@@ -113,6 +113,12 @@ async fn asynchronous(name: &str) -> Result<usize, LintError> {
     Ok(name.len())
 }
 
+// By value, so the expansion marks it; and one argument configured out.
+#[retry(base = "1us")]
+async fn owned_async(count: u32, #[cfg(not(test))] removed: u32) -> Result<u32, LintError> {
+    Ok(count + 1)
+}
+
 #[retry(base = "1us", jitter = "none")]
 fn question_mark(text: &str) -> Result<u32, LintError> {
     let n = text.parse::<u32>().map_err(|_| LintError::Flaky)?;
@@ -288,6 +294,7 @@ fn every_shape_runs() {
         .unwrap();
     runtime.block_on(async {
         assert_eq!(asynchronous("abc").await, Ok(3));
+        assert_eq!(owned_async(1).await, Ok(2));
         assert_eq!(guarded().await, Ok(1));
         assert_eq!(async_failure().await.ok(), Some(2));
         assert_eq!(client.fetch("k").await, Ok(String::from("x/k")));

@@ -925,6 +925,74 @@ use proc_macro::TokenStream;
 /// `mut self: Pin<&mut Self>`). `const fn` and `extern` fns are
 /// rejected too.
 ///
+/// # Send and Sync arguments
+///
+/// Every attempt borrows the arguments, so the future of a retried
+/// `async fn` (and a retried stream) holds `&T` of each argument `T` it
+/// takes by value (of the fields it reads, for one the body only reads
+/// fields of): it is `Send` only if the arguments are `Sync`. A type
+/// that is `Send` but not `Sync` — `std::sync::mpsc::Receiver`, `Cell`,
+/// `RefCell`, or a struct holding one — makes a future that can be
+/// `tokio::spawn`ed without `#[retry]` but not with it. The error says
+/// "future is not `Send`" on the argument, which "has type
+/// `SharedByEveryAttempt<'_, T>`": the mark the expansion keeps beside the
+/// argument (zero-sized, free) to name it. Two fixes:
+///
+/// - take it shared, `Arc<Mutex<T>>` (an `Arc<tokio::sync::Mutex<T>>` to
+///   hold the lock across an `.await`), and lock it in the body;
+/// - or take what it is made from (a `Sync` value: a `Sender`, an address,
+///   a config) and make a fresh `T` in each attempt.
+///
+/// ```
+/// use std::sync::mpsc::{self, Receiver};
+/// use std::sync::{Arc, Mutex};
+///
+/// use tenacious::{Classify, ErrorClass, retry};
+///
+/// #[derive(Debug)]
+/// struct Empty;
+///
+/// impl Classify for Empty {
+///     fn classify(&self) -> ErrorClass {
+///         ErrorClass::Transient
+///     }
+/// }
+///
+/// // `rx: Receiver<u32>` could not be spawned: every attempt borrows it.
+/// #[retry(base = "10ms")]
+/// async fn next(rx: Arc<Mutex<Receiver<u32>>>) -> Result<u32, Empty> {
+///     let received = rx.lock().unwrap().try_recv(); // the lock ends here
+///     received.map_err(|_| Empty)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let (tx, rx) = mpsc::channel();
+/// tx.send(7).unwrap();
+/// let task = tokio::spawn(next(Arc::new(Mutex::new(rx))));
+/// assert_eq!(task.await.unwrap().unwrap(), 7);
+/// # }
+/// ```
+///
+/// The same fn taking the `Receiver` itself is the error above:
+///
+/// ```compile_fail
+/// # use std::sync::mpsc::{self, Receiver};
+/// # use tenacious::{Classify, ErrorClass, retry};
+/// # #[derive(Debug)] struct Empty;
+/// # impl Classify for Empty { fn classify(&self) -> ErrorClass { ErrorClass::Transient } }
+/// #[retry(base = "10ms")]
+/// async fn next(rx: Receiver<u32>) -> Result<u32, Empty> {
+///     rx.try_recv().map_err(|_| Empty)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let (_tx, rx) = mpsc::channel();
+/// tokio::spawn(next(rx)); // future is not `Send`: `rx` is not `Sync`
+/// # }
+/// ```
+///
 /// # Checked at compile time
 ///
 /// Every key and value, with the error on the offending token and a word

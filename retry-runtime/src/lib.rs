@@ -121,6 +121,7 @@ pub mod reqwest_middleware;
 pub mod retry_after;
 mod retry_on;
 mod run;
+mod shared_arg;
 mod shared_static;
 mod signals;
 #[cfg(feature = "sse")]
@@ -188,6 +189,7 @@ pub mod __private {
     pub use crate::pace::{pace, pace_blocking};
     pub use crate::path_policy::{ElapsedIf, elapsed_into_if};
     pub use crate::polled::Polled;
+    pub use crate::shared_arg::SharedByEveryAttempt;
     pub use crate::shared_static::{
         SharedBreaker, SharedBudget, SharedCooldown, SharedGuard, SharedThrottle, shared_breaker,
         shared_budget, shared_cooldown, shared_guard, shared_throttle,

@@ -406,7 +406,7 @@ fn mentions(tokens: proc_macro2::TokenStream, names: &[String], in_macro: bool) 
 
 /// Whether a string literal, read as a format string, has an inline
 /// argument (`{name}`, `{name:?}`) that is one of `names`.
-fn format_names(literal: &proc_macro2::Literal, names: &[String]) -> bool {
+pub(super) fn format_names(literal: &proc_macro2::Literal, names: &[String]) -> bool {
     let Ok(text) = syn::parse2::<syn::LitStr>(literal.to_token_stream()) else {
         return false;
     };
