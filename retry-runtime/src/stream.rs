@@ -915,7 +915,6 @@ impl<E> OpensWith<E> for E {
 pub fn opened<X, S, E>(opened: Result<S, E>) -> Result<ItemsOf<S, X>, X::Error>
 where
     X: StreamItemResult,
-    S: Stream<Item = X>,
     E: OpensWith<X::Error>,
 {
     match opened {
