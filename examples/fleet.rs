@@ -64,6 +64,8 @@
 //!   the task switched route), the goodput in the minute after it and how
 //!   long after it a 10 s window is back at 90 % of quota; the windows of
 //!   goodput over time are before, during, the minute after, and the rest;
+//! - `--breaker RATIO,MIN` (default `50,10`): the breaker opens at RATIO %
+//!   failures of at least MIN calls in its 30 s window;
 //! - `--noise PERCENT` (default 0): that share of requests is answered
 //!   529 (overloaded) or 503 at random, half each, whatever the fleet's
 //!   rate — the routine noise of a busy provider, which no guard should
@@ -114,7 +116,7 @@ struct Args {
 
 const USAGE: &str = "usage: fleet [--workers N] [--minutes M] [--penalty] [--seed S] [--runs R] \
                      [--strategy naive|backoff|cooldown|throttle|headers|all|breaker] \
-                     [--rpm N] [--burst N] [--outage START-END] [--noise PERCENT] [--svg PATH|none] \
+                     [--rpm N] [--burst N] [--outage START-END] [--noise PERCENT] [--breaker RATIO,MIN] [--svg PATH|none] \
                      [--redis URL [--processes N] [--seconds S]]";
 
 /// What `--redis` says without the feature.
@@ -199,6 +201,22 @@ fn parse_args() -> Result<Args, String> {
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 let permille = (percent * 10.0).round() as u32;
                 args.config = args.config.noise(permille);
+            }
+            "--breaker" => {
+                // `RATIO,MIN`: opens at RATIO % failures of at least MIN calls.
+                let parsed = value.split_once(',').and_then(|(ratio, min)| {
+                    let ratio: u32 = ratio
+                        .trim()
+                        .parse()
+                        .ok()
+                        .filter(|r| (1..=100).contains(r))?;
+                    let min: u32 = min.trim().parse().ok().filter(|m| *m >= 1)?;
+                    Some((ratio, min))
+                });
+                let (ratio, min) = parsed.ok_or_else(|| {
+                    format!("{flag}: {value:?} is not RATIO,MIN (a percentage 1 to 100, calls ≥ 1)")
+                })?;
+                args.config = args.config.breaker(ratio, min);
             }
             "--svg" => args.svg = (value != "none").then_some(value),
             "--redis" => args.redis = Some(value),

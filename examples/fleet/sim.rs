@@ -245,6 +245,9 @@ pub struct Config {
     /// or 503 at random, half each, whatever the fleet's rate; not charged
     /// to the quota and carrying no rate-limit header.
     pub noise: u32,
+    /// The breaker's failure ratio (percent) and least calls in its
+    /// window, if not its defaults (50 %, 10).
+    pub breaker: Option<(u32, u32)>,
 }
 
 impl Config {
@@ -260,6 +263,17 @@ impl Config {
             burst: BURST,
             outage: None,
             noise: 0,
+            breaker: None,
+        }
+    }
+
+    /// The same, with a breaker that opens at `ratio_percent` % failures
+    /// of at least `min_throughput` calls in its window.
+    #[must_use]
+    pub const fn breaker(self, ratio_percent: u32, min_throughput: u32) -> Self {
+        Self {
+            breaker: Some((ratio_percent, min_throughput)),
+            ..self
         }
     }
 
@@ -759,7 +773,14 @@ pub fn simulate(strategy: Strategy, config: Config, seed: u64) -> Outcome {
         .start_paused(true)
         .build()
         .expect("a current-thread runtime");
-    let guards = Guards::fresh();
+    let mut guards = Guards::fresh();
+    if let Some((ratio, min)) = config.breaker {
+        guards.breaker = Box::leak(Box::new(
+            Breaker::new()
+                .ratio(f64::from(ratio.clamp(1, 100)) / 100.0)
+                .min_throughput(min.max(1)),
+        ));
+    }
     let policy = policy(strategy, guards);
     let bins = usize::try_from(config.duration.as_secs().div_ceil(BIN.as_secs())).unwrap_or(0);
     let fleet = runtime.block_on(async {
