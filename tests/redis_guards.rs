@@ -926,3 +926,60 @@ async fn an_overload_or_two_while_the_headers_pace_the_fleet_cuts_nothing_and_a_
         "a run of overloads cuts the fleet's rate"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_never_heard_the_headers_does_not_cut_the_fleet_s_pacing_on_one_overload() {
+    use http::HeaderMap;
+    use tenacious::{Classify, Signals, Throttle};
+    // A paces by the provider's headers; B, another process of the fleet
+    // with other settings, calls an endpoint whose answers carry none.
+    static A: Throttle = Throttle::new();
+    static B: Throttle = Throttle::new();
+    const PB: Policy = Policy::new().max(1).throttle(&B);
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&A, "mixed").unwrap();
+    store.bind(&B, "mixed").unwrap();
+    let paced_by_headers = || {
+        redis
+            .command(&["HGET", "tenacious:{mixed}:throttle", "hdr"])
+            .is_some_and(|reply| reply.ends_with("1\r\n"))
+    };
+    A.report(
+        Signals::NONE
+            .limit(600)
+            .remaining(500)
+            .reset(Duration::from_secs(10)),
+    );
+    assert!(reported(&redis, "mixed").await);
+    let overloaded = || {
+        let error = HttpError::from_parts(StatusCode::from_u16(529).unwrap(), &HeaderMap::new());
+        assert!(error.signals().is_overloaded());
+        error
+    };
+    // One overload of B's, then A hears the headers again, then another.
+    for _ in 0..2 {
+        let _ = PB.retry(|| async { Err::<(), _>(overloaded()) }).await;
+        store.sync().await;
+        assert!(
+            paced_by_headers(),
+            "one process's overload now and then cut the fleet off the headers"
+        );
+        A.report(
+            Signals::NONE
+                .limit(600)
+                .remaining(490)
+                .reset(Duration::from_secs(10)),
+        );
+        store.sync().await;
+    }
+    // Three in a row, with no answer between: an outage.
+    for _ in 0..3 {
+        let _ = PB.retry(|| async { Err::<(), _>(overloaded()) }).await;
+        store.sync().await;
+    }
+    assert!(
+        !paced_by_headers(),
+        "a run of overloads cuts the fleet's rate"
+    );
+}

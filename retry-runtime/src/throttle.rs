@@ -964,16 +964,16 @@ impl Guard for Throttle {
     /// (feature `redis`), the fleet's throttle hears the cut and the
     /// window too.
     fn observe(&self, outcome: &Outcome) {
-        let _cut = self.observe_here(outcome);
         #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get()
             && shared.link.is_up()
         {
-            // The fleet's rate is cut by what cuts this process's: an
-            // overload now and then, while the headers pace, is no cut
-            // fleet-wide either.
-            shared.observe(outcome, _cut);
+            // The fleet's throttle hears every throttle, and its script
+            // keeps the rule for overloads, fleet-wide (see
+            // `OVERLOADS_TO_CUT`).
+            shared.observe(outcome);
         }
+        self.observe_here(outcome);
     }
 
     /// The wait it would have asked of the call it refused (for a token
@@ -1123,10 +1123,8 @@ impl Throttle {
         Admit::Wait(wait)
     }
 
-    /// [`Guard::observe`] on this process's state alone: whether the
-    /// outcome cut the rate (a throttle, and not an overload of the few a
-    /// provider's headers outweigh, see [`OVERLOADS_TO_CUT`]).
-    fn observe_here(&self, outcome: &Outcome) -> bool {
+    /// [`Guard::observe`] on this process's state alone.
+    fn observe_here(&self, outcome: &Outcome) {
         if self.probe_first != 0 && outcome.result != AttemptResult::NotMade {
             // The provider answered: the calls held for it go.
             self.probe.store(HEARD, Ordering::Release);
@@ -1136,7 +1134,7 @@ impl Throttle {
             if state.enabled {
                 state.tokens = (state.tokens + 1.0).min(state.capacity);
             }
-            return false;
+            return;
         }
         let mut throttled = throttled(outcome);
         let now = since_epoch(outcome.now);
@@ -1193,7 +1191,6 @@ impl Throttle {
         if engaged {
             self.engaged.store(true, Ordering::Release);
         }
-        throttled == Some(true)
     }
 }
 
@@ -1205,13 +1202,15 @@ impl Throttle {
 /// Overloads in a row, with no other outcome between, that cut the rate
 /// of a throttle the provider's headers pace: three (at a tenth of
 /// answers overloaded at random, one outcome in a thousand ends such a
-/// run; in an outage every one does).
+/// run; in an outage every one does). A throttle bound to a store has the
+/// fleet's script keep the same rule, counting the overloads every
+/// process heard, a report between ending the run.
 const OVERLOADS_TO_CUT: u32 = 3;
 
 /// Whether `outcome` is an overload and not a rate limit: a failure that
 /// says the provider as a whole is refusing work, of a class other than
 /// `RateLimited`.
-fn overload_only(outcome: &Outcome) -> bool {
+pub(crate) fn overload_only(outcome: &Outcome) -> bool {
     matches!(
         outcome.result,
         AttemptResult::Failure { class, .. } if class != ErrorClass::RateLimited

@@ -97,7 +97,8 @@ return {math.max(u - now, 0), math.max(r - now, 0)}
 /// `rlo` and `rhi` (the bounds the reports put on the provider's refill
 /// rate), `meas`, `mt`, `mc` (the measured send rate, in half-second
 /// buckets).
-/// `ps` (when the fleet's first probe went, µs).
+/// `ps` (when the fleet's first probe went, µs), `ov` (overloads heard in
+/// a row, with no report between, while the headers pace).
 /// `ARGV`: op (0 read, 1 take, 2 throttle, 3 report, 4 count), a, b, c,
 /// least rate (‰ per second), greatest rate (‰, 0 none), idle ms, probe
 /// wait µs (0: not a probe), the asker's mirror (1: on).
@@ -112,7 +113,11 @@ return {math.max(u - now, 0), math.max(r - now, 0)}
 ///   the first throttle cuts from the fleet's measured rate.
 /// - take(n, planned µs, longest wait µs): up to n tokens, or one
 ///   reserved with its wait.
-/// - throttle(): a cut (β 0.7) of the rate from the measured one.
+/// - throttle(overload): a cut (β 0.7) of the rate from the measured one;
+///   an overload (1) while the headers pace cuts only as the third in a
+///   row, with no report between (an outage: a busy provider answers a
+///   share of everyone's calls overloaded at random), whichever processes
+///   heard them.
 /// - report(limit, remaining, reset µs): pace by the provider's bucket,
 ///   refilling between (limit − remaining − 1) / reset and (limit −
 ///   remaining) / reset (`remaining` is a whole count), at the middle of
@@ -138,6 +143,7 @@ if rate <= 0 then on = 0 end
 local rlo = s.rlo or 0
 local rhi = s.rhi or 0
 local ps = math.min(s.ps or 0, far)
+local ov = s.ov or 0
 local minr = tonumber(ARGV[5]) / 1000
 local maxr = tonumber(ARGV[6]) / 1000
 if maxr <= 0 then maxr = 1e12 end
@@ -163,7 +169,7 @@ local function bound(x) return math.max(minr, math.min(maxr, x)) end
 local function save()
   redis.call('HSET', KEYS[1], 'on', on, 'rate', g(rate), 'tok', g(tok), 't', d(last),
     'cap', g(cap), 'wmax', g(wmax), 'tthr', d(tthr), 'hdr', hdr, 'meas', g(meas),
-    'mt', g(mt), 'mc', g(mc), 'rlo', g(rlo), 'rhi', g(rhi), 'ps', d(ps))
+    'mt', g(mt), 'mc', g(mc), 'rlo', g(rlo), 'rhi', g(rhi), 'ps', d(ps), 'ov', ov)
   redis.call('PEXPIRE', KEYS[1], ARGV[7])
 end
 if op == '1' then
@@ -215,6 +221,14 @@ if op == '1' then
   save()
   return answer(1, wait)
 elseif op == '2' then
+  if ARGV[2] == '1' and hdr == 1 then
+    ov = ov + 1
+    if ov < 3 then
+      save()
+      return answer(0, 0)
+    end
+  end
+  ov = 0
   measure(0)
   refill()
   local use = meas
@@ -235,6 +249,7 @@ elseif op == '4' then
   save()
   return answer(0, 0)
 elseif op == '3' then
+  ov = 0
   refill()
   local limit = tonumber(ARGV[2])
   local remaining = tonumber(ARGV[3])

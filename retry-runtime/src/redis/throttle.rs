@@ -226,25 +226,29 @@ impl SharedThrottle {
         })
     }
 
-    /// Tells the fleet's throttle what this outcome said: a throttle that
-    /// cut this process's rate (`cut`: not an overload of the few that the
-    /// provider's headers outweigh) cuts the fleet's, a rate-limit report
-    /// sets it; a retry not made gives its token back to the lease.
-    pub(crate) fn observe(&'static self, outcome: &Outcome, cut: bool) {
+    /// Tells the fleet's throttle what this outcome said: a throttle cuts
+    /// its rate (an overload, while the headers pace it, only as the third
+    /// in a row fleet-wide: the script's rule), a rate-limit report sets
+    /// it; a retry not made gives its token back to the lease.
+    pub(crate) fn observe(&'static self, outcome: &Outcome) {
         if outcome.result == AttemptResult::NotMade {
             if self.on.load(Ordering::Acquire) {
                 self.lease.fetch_add(1, Ordering::AcqRel);
             }
             return;
         }
-        if cut {
+        if crate::throttle::throttled(outcome) == Some(true) {
             // On from now: the retry decided next is paced, not only those
             // decided once the fleet's answer is back.
             self.on.store(true, Ordering::Release);
+            // An overload the script counts in a run, fleet-wide, while
+            // the headers pace: a process that never heard them cuts no
+            // sooner than one that did.
+            let overload = i64::from(crate::throttle::overload_only(outcome));
             self.link.push::<(i64, i64, i64, i64), _>(
                 &THROTTLE_SCRIPT,
                 &self.key,
-                self.args(2, 0, 0, 0),
+                self.args(2, overload, 0, 0),
                 move |(_, _, rate, on)| self.heard(rate, on),
             );
         }
