@@ -923,6 +923,7 @@ mod tests {
             elapsed: None,
             deadline_left: None,
             max_retry_after: Duration::from_secs(120),
+            queues: false,
         }
     }
 

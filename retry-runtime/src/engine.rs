@@ -740,6 +740,7 @@ impl<'p> Engine<'p> {
                 .deadline_nanos()
                 .map(|deadline| Duration::from_nanos(deadline.saturating_sub(elapsed_nanos))),
             max_retry_after: policy.get_max_retry_after(),
+            queues: false,
         }
     }
 

@@ -202,6 +202,12 @@ pub struct NextAttempt {
     /// default 120 s): the bound a guard that waits on a server's word
     /// (a rate-limit cooldown) holds its waits to.
     pub max_retry_after: Duration,
+    /// Whether an async call asks, just before its attempt, and can await
+    /// [`Guard::admit_async`] there: a throttle then queues its token,
+    /// re-timed as the rate changes, rather than reserving it ahead (as it
+    /// does for a blocking call, and at a retry's decision, where the
+    /// token's wait overlaps the backoff).
+    pub(crate) queues: bool,
 }
 
 /// How an attempt a [`Guard`] admitted ended.
@@ -406,6 +412,7 @@ mod tests {
             elapsed: None,
             deadline_left: None,
             max_retry_after: Duration::from_secs(120),
+            queues: false,
         }
     }
 

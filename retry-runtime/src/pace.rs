@@ -165,7 +165,10 @@ impl Pacer {
                 *this.pending = None;
                 admit
             } else {
-                let next = engine.next_attempt(*this.held & bit != 0);
+                let mut next = engine.next_attempt(*this.held & bit != 0);
+                // Asked by an async call, just before its attempt: it can
+                // queue (see `NextAttempt::queues`).
+                next.queues = true;
                 let mut probe = this.probing.then_some(*this.probe);
                 let answer = ask_holding(engine, at, *guard, &next, &mut probe);
                 (*this.probing, *this.probe) = (probe.is_some(), probe.unwrap_or(0));

@@ -192,6 +192,9 @@ pub struct Throttle {
     /// Calls waiting for the first answer: asked again after that wait,
     /// they hold no token, and are admitted afresh.
     gated: AtomicU64,
+    // Wakes the calls queued for a token when the rate rose (see
+    // `Throttle::queue`), to look at their tickets again.
+    rose: tokio::sync::Notify,
 }
 
 /// [`Throttle::probe`] once the provider has answered.
@@ -245,6 +248,14 @@ struct State {
     capacity: f64,
     /// Below zero when reserved ahead.
     tokens: f64,
+    /// Every token the bucket was credited since it was made (its refill
+    /// and the tokens given back): a queued call's ticket is the credit at
+    /// which its token is there, so the calls queued move up as soon as the
+    /// rate rises (see [`Throttle::queue`]).
+    paid: f64,
+    /// The rate the queued calls were last woken at (see
+    /// [`Throttle::queue`]): a rise of a tenth over it wakes them again.
+    told_rate: f64,
     /// When the bucket was last filled; 0 for never.
     last_fill: f64,
     measured: f64,
@@ -288,6 +299,8 @@ impl State {
             fill_rate: 0.0,
             capacity: MIN_CAPACITY,
             tokens: 0.0,
+            paid: 0.0,
+            told_rate: 0.0,
             last_fill: 0.0,
             measured: 0.0,
             bucket: f64::NAN,
@@ -310,11 +323,19 @@ impl State {
     /// Fills the bucket up to `now`.
     fn fill(&mut self, now: f64) {
         if self.last_fill > 0.0 && now > self.last_fill {
-            self.tokens =
-                (self.tokens + (now - self.last_fill) * self.fill_rate).min(self.capacity);
+            self.credit((now - self.last_fill) * self.fill_rate);
         }
         if now > self.last_fill {
             self.last_fill = now;
+        }
+    }
+
+    /// Adds `tokens` to the bucket, up to its capacity.
+    fn credit(&mut self, tokens: f64) {
+        let before = self.tokens;
+        self.tokens = (self.tokens + tokens).min(self.capacity);
+        if self.tokens > before {
+            self.paid += self.tokens - before;
         }
     }
 
@@ -542,6 +563,7 @@ impl Throttle {
             probe_first: 0,
             probe: AtomicU64::new(0),
             gated: AtomicU64::new(0),
+            rose: tokio::sync::Notify::const_new(),
             #[cfg(feature = "redis")]
             shared: crate::redis::Slot::new(),
         }
@@ -909,7 +931,11 @@ impl Guard for Throttle {
     /// the reported window, waiting for whichever comes later beyond what
     /// the call plans anyway, reserved; [`StopReason::Deadline`] when that
     /// wait leaves no room before the deadline. Asked again after its wait,
-    /// it lets the attempt go.
+    /// it lets the attempt go. An async call asked just before its attempt
+    /// that must wait for a token (no reported window pacing it) is
+    /// answered [`Admit::Later`] instead, and queued by
+    /// [`admit_async`](Guard::admit_async), which brings it forward when
+    /// the provider's headers raise the rate.
     fn admit(&self, next: &NextAttempt) -> Admit {
         #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
@@ -950,7 +976,7 @@ impl Guard for Throttle {
         if let Some(shared) = self.shared.get() {
             return shared.take(next);
         }
-        Box::pin(std::future::ready(self.admit_here(&next)))
+        Box::pin(self.queue(next))
     }
 
     fn record(&self) -> Option<&GuardRecord> {
@@ -996,6 +1022,136 @@ impl Guard for Throttle {
 }
 
 impl Throttle {
+    /// Whether the throttle is bound to a store (feature `redis`).
+    fn is_bound(&self) -> bool {
+        #[cfg(feature = "redis")]
+        if self.shared.get().is_some() {
+            return true;
+        }
+        false
+    }
+
+    /// The answer to an async call [`admit_here`](Throttle::admit_here)
+    /// asked to wait for a token, just before its attempt: it takes one
+    /// now, on credit, with a ticket (the bucket's credit at which the
+    /// token is there), and goes when the bucket's credit reaches it, or
+    /// at the latest when the token would be there at the rate it asked
+    /// at (as a reservation would), and no sooner than the starts keep to
+    /// the rate. It looks again at most every quarter of the wait left
+    /// (half a second at least), and at once when the rate rises by a
+    /// tenth: while the provider's headers pace the throttle, a rate they
+    /// raise brings the queued calls forward. A call dropped while queued
+    /// gives its token back; [`StopReason::Deadline`] when what is left of
+    /// the wait no longer fits the deadline.
+    async fn queue(&self, next: NextAttempt) -> Admit {
+        /// Gives the token back if the call leaves the queue without it.
+        struct Queued<'t>(&'t Throttle, bool);
+        impl Drop for Queued<'_> {
+            fn drop(&mut self) {
+                if self.1 {
+                    let mut state = self.0.lock();
+                    if state.enabled {
+                        state.credit(1.0);
+                    }
+                }
+            }
+        }
+        const RETIME_NANOS: u64 = 500_000_000;
+        let deadline = next
+            .deadline_left
+            .map(|left| since_epoch(next.now).saturating_add(saturating_nanos(left)));
+        let ticket = {
+            let now = since_epoch(next.now);
+            let mut state = self.lock();
+            if !state.enabled {
+                return Admit::Go;
+            }
+            let at = state.at(now);
+            state.fill(at);
+            let ticket = state.paid + (1.0 - state.tokens).max(0.0);
+            state.tokens -= 1.0;
+            ticket
+        };
+        let mut queued = Queued(self, true);
+        let mut first = true;
+        // When the token would be there at the rate of now: the call goes
+        // then at the latest, as a reservation would. A rate that falls
+        // meanwhile does not put it back (queued calls held back by every
+        // cut of an outage would hold the recovery back: the rate grows
+        // from what is sent).
+        let mut latest = u64::MAX;
+        loop {
+            // Listening before the state is read: a rise told meanwhile is
+            // not missed.
+            let mut rose = std::pin::pin!(self.rose.notified());
+            rose.as_mut().enable();
+            let now_at = crate::clock::now_on(false);
+            let now = since_epoch(now_at);
+            let wait = {
+                let mut state = self.lock();
+                if !state.enabled {
+                    queued.1 = false;
+                    return Admit::Go;
+                }
+                let at = state.at(now);
+                state.fill(at);
+                let missing = ticket - state.paid;
+                let wait = if missing > 0.0 {
+                    nanos_ceil(missing / state.fill_rate).max(1)
+                } else {
+                    0
+                };
+                if first {
+                    latest = now.saturating_add(wait);
+                }
+                // Brought forward only while the provider's headers say
+                // what it allows: a rate the throttle guesses from its 429s
+                // alone moves no call up into a quota it has not measured
+                // (queued calls brought forward so held a recovery back:
+                // `cargo run --release --example fleet -- --outage 3-5`,
+                // throttle alone, 42 % of the quota the minute after, not 90).
+                let wait = if state.mirrored {
+                    wait.min(latest.saturating_sub(now))
+                } else {
+                    latest.saturating_sub(now)
+                };
+                // And no sooner than the starts keep to the rate.
+                let wait = wait.max(state.earliest_start().saturating_sub(now));
+                if wait == 0 {
+                    state.start(now);
+                    queued.1 = false;
+                    return Admit::Go;
+                }
+                wait
+            };
+            if let Some(deadline) = deadline
+                && now
+                    .saturating_add(wait)
+                    .saturating_add(TIMER_ROUNDING_NANOS)
+                    .saturating_add(MIN_ATTEMPT_NANOS)
+                    > deadline
+            {
+                drop(queued);
+                self.record.stopped();
+                return Admit::Stop(StopReason::Deadline);
+            }
+            if first {
+                first = false;
+                self.record.waited(Duration::from_nanos(wait));
+            }
+            let look = wait.min((wait / 4).max(RETIME_NANOS));
+            let mut timer = std::pin::pin!(tokio::time::sleep(Duration::from_nanos(look)));
+            std::future::poll_fn(|cx| {
+                if rose.as_mut().poll(cx).is_ready() || timer.as_mut().poll(cx).is_ready() {
+                    std::task::Poll::Ready(())
+                } else {
+                    std::task::Poll::Pending
+                }
+            })
+            .await;
+        }
+    }
+
     /// Bound to a store, this process's probe held for another process's
     /// (`left` until its wait ends): the gate reopens, so the next call
     /// asking becomes this process's probe and asks the fleet again, in
@@ -1099,6 +1255,12 @@ impl Throttle {
                 return Admit::Stop(StopReason::Deadline);
             }
         }
+        if tokens < 0.0 && slot.is_none() && next.queues && !next.recheck && !self.is_bound() {
+            // An async call waits for its token in the queue, which
+            // re-times it as the rate changes, rather than keeping a slot
+            // reserved at the rate of now (`admit_async`).
+            return Admit::Later;
+        }
         if state.enabled {
             state.tokens = tokens;
         }
@@ -1132,7 +1294,7 @@ impl Throttle {
         if outcome.result == AttemptResult::NotMade {
             let mut state = self.lock();
             if state.enabled {
-                state.tokens = (state.tokens + 1.0).min(state.capacity);
+                state.credit(1.0);
             }
             return;
         }
@@ -1187,9 +1349,18 @@ impl Throttle {
         }
         let engaged = state.enabled || state.window_until != 0 || state.mirrored;
         self.publish(&state);
+        // The calls queued for a token look again when the rate rose by a
+        // tenth since they last did (a few wakes for each doubling).
+        let rose = state.enabled && state.fill_rate > state.told_rate * 1.1;
+        if rose || state.fill_rate < state.told_rate {
+            state.told_rate = state.fill_rate;
+        }
         drop(state);
         if engaged {
             self.engaged.store(true, Ordering::Release);
+        }
+        if rose {
+            self.rose.notify_waiters();
         }
     }
 }
@@ -1254,6 +1425,8 @@ mod tests {
             elapsed: None,
             deadline_left,
             max_retry_after: Duration::from_secs(120),
+            // Asked off any runtime: the reserving answers.
+            queues: false,
         }
     }
 
