@@ -529,6 +529,15 @@ impl State {
 /// restarts.
 pub(crate) const MAX_RESET: Duration = Duration::from_secs(86_400);
 
+/// Whether a wait of `wait` nanoseconds leaves no room in `left` for an
+/// attempt: the wait, a tick of the timer's rounding and one attempt's
+/// least time must fit (the engine's check, `Engine::leaves_no_room`).
+fn no_room(wait: u64, left: Duration) -> bool {
+    wait.saturating_add(TIMER_ROUNDING_NANOS)
+        .saturating_add(MIN_ATTEMPT_NANOS)
+        > saturating_nanos(left)
+}
+
 /// Seconds since the guards' epoch, as the adaptive rate keeps them.
 fn seconds(nanos: u64) -> f64 {
     nanos as f64 / 1e9
@@ -638,11 +647,7 @@ impl Throttle {
             return None;
         }
         let wait = PROBE_POLL.min(until - now);
-        if next.deadline_left.is_some_and(|left| {
-            wait.saturating_add(TIMER_ROUNDING_NANOS)
-                .saturating_add(MIN_ATTEMPT_NANOS)
-                > saturating_nanos(left)
-        }) {
+        if next.deadline_left.is_some_and(|left| no_room(wait, left)) {
             // No time to wait for the answer: it goes without.
             return None;
         }
@@ -891,12 +896,7 @@ impl Throttle {
         }
         drop(state);
         let wait = earliest - now;
-        if let Some(left) = next.deadline_left
-            && wait
-                .saturating_add(TIMER_ROUNDING_NANOS)
-                .saturating_add(MIN_ATTEMPT_NANOS)
-                > saturating_nanos(left)
-        {
+        if next.deadline_left.is_some_and(|left| no_room(wait, left)) {
             self.record.stopped();
             return Admit::Stop(StopReason::Deadline);
         }
@@ -1124,13 +1124,9 @@ impl Throttle {
                 }
                 wait
             };
-            if let Some(deadline) = deadline
-                && now
-                    .saturating_add(wait)
-                    .saturating_add(TIMER_ROUNDING_NANOS)
-                    .saturating_add(MIN_ATTEMPT_NANOS)
-                    > deadline
-            {
+            if deadline.is_some_and(|deadline| {
+                no_room(wait, Duration::from_nanos(deadline.saturating_sub(now)))
+            }) {
                 drop(queued);
                 self.record.stopped();
                 return Admit::Stop(StopReason::Deadline);
@@ -1165,11 +1161,7 @@ impl Throttle {
                 (probe != HEARD).then_some(0)
             });
         let wait = PROBE_POLL.min(saturating_nanos(left).max(1));
-        if next.deadline_left.is_some_and(|left| {
-            wait.saturating_add(TIMER_ROUNDING_NANOS)
-                .saturating_add(MIN_ATTEMPT_NANOS)
-                > saturating_nanos(left)
-        }) {
+        if next.deadline_left.is_some_and(|left| no_room(wait, left)) {
             return Admit::Go;
         }
         self.gated.fetch_add(1, Ordering::AcqRel);
@@ -1242,14 +1234,9 @@ impl Throttle {
         if extra > 0
             && let Some(left) = next.deadline_left
         {
-            // The engine's own check (`Engine::leaves_no_room`): the whole
-            // wait, a tick of the timer's rounding, and one attempt's
-            // least time must fit.
-            let total = planned
-                .saturating_add(extra)
-                .saturating_add(TIMER_ROUNDING_NANOS)
-                .saturating_add(MIN_ATTEMPT_NANOS);
-            if total > saturating_nanos(left) {
+            // The engine's own check (`Engine::leaves_no_room`), on the
+            // whole wait.
+            if no_room(planned.saturating_add(extra), left) {
                 drop(state);
                 self.record.stopped();
                 return Admit::Stop(StopReason::Deadline);
