@@ -873,36 +873,43 @@ async fn a_fleet_that_probes_first_sends_one_probe_and_every_process_waits_for_i
     assert_eq!(SENT.load(Ordering::SeqCst), 1);
 }
 
+/// Whether the fleet's throttle `name` paces by the provider's headers.
+fn paced_by_headers(redis: &RedisServer, name: &str) -> bool {
+    redis
+        .command(&["HGET", &format!("tenacious:{{{name}}}:throttle"), "hdr"])
+        .is_some_and(|reply| reply.ends_with("1\r\n"))
+}
+
+/// The provider's bucket as its headers say: 600 a minute, `remaining`
+/// left.
+fn bucket(remaining: u64) -> tenacious::Signals {
+    tenacious::Signals::NONE
+        .limit(600)
+        .remaining(remaining)
+        .reset(Duration::from_secs(10))
+}
+
+/// A 529: overloaded, at random (a busy provider answers a share of
+/// everyone's calls so).
+fn overloaded() -> HttpError {
+    use tenacious::Classify;
+    let error = HttpError::from_parts(StatusCode::from_u16(529).unwrap(), &http::HeaderMap::new());
+    assert!(error.signals().is_overloaded());
+    error
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_overload_or_two_while_the_headers_pace_the_fleet_cuts_nothing_and_a_run_of_three_cuts()
 {
-    use http::HeaderMap;
-    use tenacious::{Classify, Signals, Throttle};
+    use tenacious::Throttle;
     static A: Throttle = Throttle::new();
     const PA: Policy = Policy::new().max(1).throttle(&A);
     let redis = RedisServer::start();
     let store = Store::connect(&redis.url()).await.unwrap();
     store.bind(&A, "noisy").unwrap();
-    let paced_by_headers = || {
-        redis
-            .command(&["HGET", "tenacious:{noisy}:throttle", "hdr"])
-            .is_some_and(|reply| reply.ends_with("1\r\n"))
-    };
-    // The provider's bucket: 600 a minute, 500 left.
-    A.report(
-        Signals::NONE
-            .limit(600)
-            .remaining(500)
-            .reset(Duration::from_secs(10)),
-    );
+    A.report(bucket(500));
     assert!(reported(&redis, "noisy").await);
-    // A 529 (overloaded, at random: a busy provider answers a share of
-    // everyone's calls so), then a success, then another 529: no run.
-    let overloaded = || {
-        let error = HttpError::from_parts(StatusCode::from_u16(529).unwrap(), &HeaderMap::new());
-        assert!(error.signals().is_overloaded());
-        error
-    };
+    // A 529, then a success, then another 529: no run.
     for fails in [true, false, true] {
         let _ = PA
             .retry(|| {
@@ -913,7 +920,7 @@ async fn an_overload_or_two_while_the_headers_pace_the_fleet_cuts_nothing_and_a_
         store.sync().await;
     }
     assert!(
-        paced_by_headers(),
+        paced_by_headers(&redis, "noisy"),
         "an overload now and then cut the fleet's rate below what the headers allow"
     );
     // Three in a row (an outage): the fleet's rate is cut.
@@ -922,15 +929,14 @@ async fn an_overload_or_two_while_the_headers_pace_the_fleet_cuts_nothing_and_a_
         store.sync().await;
     }
     assert!(
-        !paced_by_headers(),
+        !paced_by_headers(&redis, "noisy"),
         "a run of overloads cuts the fleet's rate"
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_that_never_heard_the_headers_does_not_cut_the_fleet_s_pacing_on_one_overload() {
-    use http::HeaderMap;
-    use tenacious::{Classify, Signals, Throttle};
+    use tenacious::Throttle;
     // A paces by the provider's headers; B, another process of the fleet
     // with other settings, calls an endpoint whose answers carry none.
     static A: Throttle = Throttle::new();
@@ -940,37 +946,17 @@ async fn a_process_that_never_heard_the_headers_does_not_cut_the_fleet_s_pacing_
     let store = Store::connect(&redis.url()).await.unwrap();
     store.bind(&A, "mixed").unwrap();
     store.bind(&B, "mixed").unwrap();
-    let paced_by_headers = || {
-        redis
-            .command(&["HGET", "tenacious:{mixed}:throttle", "hdr"])
-            .is_some_and(|reply| reply.ends_with("1\r\n"))
-    };
-    A.report(
-        Signals::NONE
-            .limit(600)
-            .remaining(500)
-            .reset(Duration::from_secs(10)),
-    );
+    A.report(bucket(500));
     assert!(reported(&redis, "mixed").await);
-    let overloaded = || {
-        let error = HttpError::from_parts(StatusCode::from_u16(529).unwrap(), &HeaderMap::new());
-        assert!(error.signals().is_overloaded());
-        error
-    };
     // One overload of B's, then A hears the headers again, then another.
     for _ in 0..2 {
         let _ = PB.retry(|| async { Err::<(), _>(overloaded()) }).await;
         store.sync().await;
         assert!(
-            paced_by_headers(),
+            paced_by_headers(&redis, "mixed"),
             "one process's overload now and then cut the fleet off the headers"
         );
-        A.report(
-            Signals::NONE
-                .limit(600)
-                .remaining(490)
-                .reset(Duration::from_secs(10)),
-        );
+        A.report(bucket(490));
         store.sync().await;
     }
     // Three in a row, with no answer between: an outage.
@@ -979,7 +965,7 @@ async fn a_process_that_never_heard_the_headers_does_not_cut_the_fleet_s_pacing_
         store.sync().await;
     }
     assert!(
-        !paced_by_headers(),
+        !paced_by_headers(&redis, "mixed"),
         "a run of overloads cuts the fleet's rate"
     );
 }
