@@ -14,6 +14,12 @@
 
 use crate::{Breaker, Cooldown, Guard, RetryBudget, Throttle};
 
+// The four keys' traits and fns below are written out, not made by a
+// `macro_rules!`: rustc quotes their source in the notes of the errors they
+// exist for ("the trait is implemented for `Breaker`", "required by a bound
+// in `shared_breaker`"), and a macro's source there reads `impl $name for
+// $ty` to the user.
+
 /// A type `budget` takes a `static` of: [`RetryBudget`].
 #[diagnostic::on_unimplemented(
     message = "`budget` takes a plain `static RetryBudget`, but this `static` is a `{Self}`",
