@@ -474,8 +474,12 @@ async fn a_cooldown_and_throttle_shared_through_redis_cut_the_fleets_429s_fivefo
         assert_eq!(run.calls, calls);
         assert_eq!(run.completed, calls, "every call completes: {run}");
     }
+    // Measured: 24–32 with each process's own guards (48–71 while a
+    // retry reserved its throttle token at its decision; queued instead,
+    // it moves with the provider's headers, which count every process's
+    // requests), 0 shared.
     assert!(
-        local.rejected >= 40,
+        local.rejected >= 15,
         "with its own guards, each process paces to the whole quota: {local}"
     );
     assert!(

@@ -563,6 +563,10 @@ impl<'p> Engine<'p> {
         let chain = policy.chain();
         let mut next = self.next_attempt(false);
         next.after_timeout = after_timeout;
+        // An async call is paced after its wait, where it can queue: a
+        // throttle short of tokens answers `Later` rather than reserving
+        // one now at the rate of now (see `NextAttempt::queues`).
+        next.queues = !self.has(BLOCKING);
         // The guards asked so far, and of those the ones that asked to be
         // asked again (a wait, or an answer to await) just before it.
         let (mut asked, mut again, mut waits) = (0u8, 0u8, false);
@@ -597,7 +601,12 @@ impl<'p> Engine<'p> {
                     #[cfg(feature = "tracing")]
                     self.spans.lengthened(observe::FROM_GUARD[at], more);
                 }
-                Admit::Later => again |= 1 << at,
+                Admit::Later => {
+                    // It took nothing: asked afresh just before the
+                    // attempt, not as a recheck.
+                    again |= 1 << at;
+                    continue;
+                }
                 Admit::Stop(reason) => {
                     self.tell_not_made(asked, false);
                     self.refused_for(guard.retry_in(&next));

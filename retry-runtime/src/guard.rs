@@ -26,8 +26,10 @@ use crate::{ErrorClass, RetryBudget, Signals, StopReason};
 /// [`Throttle`](crate::Throttle) (`throttle`), your guard (`guard`), then
 /// the [`RetryBudget`] (`budget`), so a guard never reserves a slot for a
 /// retry an earlier one refused, and the budget pays only for a retry that
-/// will be made. A guard asked later does not make an earlier one be asked
-/// again.
+/// will be made. After any guard's wait (or an answer the call awaited from
+/// [`admit_async`](Guard::admit_async)), the guards before it are asked
+/// again, from the first: what they said before the wait may no longer
+/// hold (a breaker opened meanwhile).
 ///
 /// # When it is asked
 ///
@@ -51,7 +53,8 @@ use crate::{ErrorClass, RetryBudget, Signals, StopReason};
 ///   error; [`Admit::Wait`] is added to the backoff, still inside the
 ///   call's `deadline` (a wait that leaves no room for the attempt stops
 ///   the call with [`StopReason::Deadline`]), and the guard is asked again
-///   after it.
+///   after it. [`Admit::Later`] holds nothing: the guard is asked afresh
+///   (not as a recheck) just before the attempt, after the wait.
 /// - **After a wait it asked for** ([`NextAttempt::recheck`] is `true`),
 ///   just before the attempt: it may let the attempt go, wait again, or
 ///   stop the call.
@@ -202,11 +205,13 @@ pub struct NextAttempt {
     /// default 120 s): the bound a guard that waits on a server's word
     /// (a rate-limit cooldown) holds its waits to.
     pub max_retry_after: Duration,
-    /// Whether an async call asks, just before its attempt, and can await
-    /// [`Guard::admit_async`] there: a throttle then queues its token,
-    /// re-timed as the rate changes, rather than reserving it ahead (as it
-    /// does for a blocking call, and at a retry's decision, where the
-    /// token's wait overlaps the backoff).
+    /// Whether an async call asks: one that can await
+    /// [`Guard::admit_async`] just before its attempt, and is asked again
+    /// there after a retry's decision that answered [`Admit::Later`]. A
+    /// throttle short of tokens then answers `Later` and queues the call's
+    /// token just before the attempt, re-timed as the rate changes, rather
+    /// than reserving it ahead at the rate of now (as it does for a
+    /// blocking call).
     pub(crate) queues: bool,
 }
 

@@ -3,18 +3,24 @@
 //! after a retry's wait when one answered [`Admit::Wait`] or
 //! [`Admit::Later`] at the retry's decision (see `Engine::decide`).
 //!
-//! A half-open breaker's probe slot taken here is held through the waits
-//! the later guards ask for, and the breaker, asked again, knows it for
-//! the call's own: the call holding the slot is the probe. One taken at a
-//! retry's decision is given back if a guard asks the retry to wait, and
-//! taken afresh here; the guards that keep what they took (a throttle's
-//! token, a cooldown's turn, for the time the wait ends) are asked again as
-//! a recheck ([`NextAttempt::recheck`](crate::NextAttempt::recheck)).
-//! (The guards before one that asked to wait are not asked again after it:
-//! asked again, a breaker that opened meanwhile would refuse the calls
-//! queued in a throttle, whose reservations at the rate of an outage then
-//! hold back the recovery; that waits for the throttle to re-time its
-//! waiters.) [`pace`] for the async loops
+//! After any guard's wait the whole chain is asked again, from the first
+//! guard: what the others said before the wait may no longer hold (a
+//! breaker opened, a cooldown closed meanwhile). The guards that keep what
+//! they took for the attempt (a throttle's token, a cooldown's turn, for
+//! the time the wait ends) are asked again as a recheck
+//! ([`NextAttempt::recheck`](crate::NextAttempt::recheck)); a breaker is
+//! asked afresh. Its half-open probe slot, taken here, is held through the
+//! waits, and the breaker, asked again, knows it for the call's own: the
+//! call holding the slot is the probe. One taken at a retry's decision is
+//! given back if a guard asks the retry to wait, and taken afresh here. A
+//! guard whose answer was awaited (a throttle's queue, a store's turn) is
+//! a wait too: the guards before it are asked again once it lets the
+//! attempt go, and it is not (what it gave is for now). The recovery this
+//! could hold back — calls that reserved a throttle's token at an outage's
+//! rate, refused by the breaker they are asked again — does not arise: an
+//! async call's token is not reserved at the retry's decision but queued
+//! after its backoff, and re-timed as the rate changes (see `Throttle`).
+//! [`pace`] for the async loops
 //! (which await [`Guard::admit_async`](crate::Guard::admit_async) there), [`pace_blocking`] for the
 //! blocking ones, both built on [`Pacer`], which a poll-based driver polls
 //! too. A call whose policy has no guard skips them at once.
@@ -37,7 +43,7 @@ use crate::{Admit, Guard, PendingAdmit, StopReason};
 enum Then {
     /// Ask the next guard of the chain.
     Next,
-    /// Wait this long, then ask the same guard again.
+    /// Wait this long, then ask the chain again from its first guard.
     Wait(Duration),
     /// Stop pacing: the call stopped (see [`Engine::late`] and
     /// [`Engine::refusal`]).
@@ -67,13 +73,16 @@ pin_project! {
     pub(crate) struct Pacer {
         // The guard of the chain being asked.
         at: u8,
-        // Whether the pacer read the guards the engine holds
-        // (`Engine::held`): once, when it starts.
-        started: bool,
         // The chain's guards (a bit each) that hold what they took for this
         // attempt: asked again as a recheck, told it was not made if the
         // call stops.
         held: u8,
+        // The chain's guards (a bit each) whose awaited answer let the
+        // attempt go since the last wait: the guards before them are asked
+        // again, and they are not (see the module's docs). And `STARTED`:
+        // whether the pacer read the guards the engine holds
+        // (`Engine::held`), once, when it starts.
+        went: u8,
         // Whether the call holds a probe slot of the policy's breaker, of
         // the half-open phase `probe`.
         probing: bool,
@@ -90,6 +99,7 @@ impl std::fmt::Debug for Pacer {
         f.debug_struct("Pacer")
             .field("at", &self.at)
             .field("held", &self.held)
+            .field("went", &self.went)
             .field("probe", &self.probing.then_some(self.probe))
             .field("pending", &self.pending.is_some())
             .field("timer", &self.timer)
@@ -101,8 +111,8 @@ impl Pacer {
     pub(crate) const fn new() -> Self {
         Self {
             at: 0,
-            started: false,
             held: 0,
+            went: 0,
             probing: false,
             probe: 0,
             pending: None,
@@ -124,8 +134,8 @@ impl Pacer {
             return Poll::Ready(());
         }
         let chain = engine.chain();
-        if !*this.started {
-            *this.started = true;
+        if *this.went & STARTED == 0 {
+            *this.went = STARTED;
             *this.held = engine.held();
         }
         loop {
@@ -156,14 +166,18 @@ impl Pacer {
                 // A budget does not ask to wait: a wait is taken as a go.
                 let _ = settle(engine, admit, BUDGET_AT, *this.held);
                 engine.paced();
-                (*this.at, *this.started, *this.held, *this.probing) = (0, false, 0, false);
+                (*this.at, *this.went, *this.held, *this.probing) = (0, 0, 0, false);
                 return Poll::Ready(());
             };
             let bit = 1u8 << at;
-            let admit = if let Some(pending) = this.pending {
+            if *this.went & bit != 0 {
+                *this.at += 1;
+                continue;
+            }
+            let (admit, awaited) = if let Some(pending) = this.pending {
                 let admit = ready!(pending.get_mut().as_mut().poll(cx));
                 *this.pending = None;
-                admit
+                (admit, true)
             } else {
                 let mut next = engine.next_attempt(*this.held & bit != 0);
                 // Asked by an async call, just before its attempt: it can
@@ -177,14 +191,21 @@ impl Pacer {
                         *this.pending = Some(SyncWrapper::new(guard.admit_async(next)));
                         continue;
                     }
-                    admit => admit,
+                    admit => (admit, false),
                 }
             };
             match settle(engine, admit, at, *this.held) {
                 Then::Next => {
                     *this.held |= bit;
-                    *this.at += 1;
                     engine.owe(*this.held, *this.probing);
+                    if awaited {
+                        // Its answer may have taken a while: the guards
+                        // before it are asked again.
+                        *this.went |= bit;
+                        *this.at = 0;
+                    } else {
+                        *this.at += 1;
+                    }
                 }
                 Then::Wait(delay) => {
                     let given_back = given_back(*this.held, bit, *this.probing);
@@ -192,10 +213,13 @@ impl Pacer {
                     *this.held = (*this.held & !given_back) | bit;
                     engine.owe(*this.held, *this.probing);
                     *this.timer = Some(Box::pin(sleep(delay)));
+                    // After the wait, the whole chain again.
+                    *this.went = STARTED;
+                    *this.at = 0;
                 }
                 Then::Stop => {
                     engine.paced();
-                    (*this.at, *this.started, *this.held, *this.probing) = (0, false, 0, false);
+                    (*this.at, *this.went, *this.held, *this.probing) = (0, 0, 0, false);
                     return Poll::Ready(());
                 }
             }
@@ -215,23 +239,31 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
     let chain = engine.chain();
     let mut held = engine.held();
     let mut probe = None;
+    // As the pacer's `went` (see there).
+    let mut went = 0u8;
     let mut at = 0;
     while at < chain.len() {
-        let Some(guard) = chain[at] else {
+        let bit = 1u8 << at;
+        let Some(guard) = chain[at].filter(|_| went & bit == 0) else {
             at += 1;
             continue;
         };
-        let bit = 1u8 << at;
         let next = engine.next_attempt(held & bit != 0);
         let mut admit = ask_holding(engine, at, guard, &next, &mut probe);
-        if admit == Admit::Later {
+        let awaited = admit == Admit::Later;
+        if awaited {
             admit = block_on(guard.admit_async(next));
         }
         match settle(engine, admit, at, held) {
             Then::Next => {
                 held |= bit;
-                at += 1;
                 engine.owe(held, probe.is_some());
+                if awaited {
+                    went |= bit;
+                    at = 0;
+                } else {
+                    at += 1;
+                }
             }
             Then::Wait(delay) => {
                 let given_back = given_back(held, bit, probe.is_some());
@@ -239,6 +271,8 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
                 held = (held & !given_back) | bit;
                 engine.owe(held, probe.is_some());
                 sleep_blocking(delay);
+                went = 0;
+                at = 0;
             }
             Then::Stop => {
                 engine.paced();
@@ -253,6 +287,10 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
     }
     engine.paced();
 }
+
+/// In a [`Pacer`]'s `went`: it read the guards the engine holds. Above the
+/// chain's four bits.
+const STARTED: u8 = 0x80;
 
 /// Asks the chain's guard at `at` about the next attempt: the policy's
 /// breaker with the probe slot the call holds (`probe`, which it updates:

@@ -931,11 +931,13 @@ impl Guard for Throttle {
     /// the reported window, waiting for whichever comes later beyond what
     /// the call plans anyway, reserved; [`StopReason::Deadline`] when that
     /// wait leaves no room before the deadline. Asked again after its wait,
-    /// it lets the attempt go. An async call asked just before its attempt
-    /// that must wait for a token (no reported window pacing it) is
-    /// answered [`Admit::Later`] instead, and queued by
-    /// [`admit_async`](Guard::admit_async), which brings it forward when
-    /// the provider's headers raise the rate.
+    /// it lets the attempt go. An async call that must wait for a token
+    /// (no reported window pacing it) is answered [`Admit::Later`] instead,
+    /// taking nothing — at a retry's decision as just before an attempt —
+    /// and queued by [`admit_async`](Guard::admit_async) just before its
+    /// attempt, which brings it forward when the provider's headers raise
+    /// the rate: a retry reserves no token minutes ahead at an outage's
+    /// rate.
     fn admit(&self, next: &NextAttempt) -> Admit {
         #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
@@ -1245,7 +1247,9 @@ impl Throttle {
         if tokens < 0.0 && slot.is_none() && next.queues && !next.recheck && !self.is_bound() {
             // An async call waits for its token in the queue, which
             // re-times it as the rate changes, rather than keeping a slot
-            // reserved at the rate of now (`admit_async`).
+            // reserved at the rate of now (`admit_async`); at a retry's
+            // decision it takes nothing, and is asked again after its
+            // backoff.
             return Admit::Later;
         }
         if state.enabled {

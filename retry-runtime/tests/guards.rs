@@ -264,8 +264,9 @@ async fn the_async_path_is_awaited_before_the_attempt() {
     let (out, starts) = run(&fixed(3).guard(guard), &[Err(Fault::Transient), Ok(9)]).await;
     assert_eq!(out.unwrap(), 9);
     // 3 ms for each round trip. The retry's decision defers to the async
-    // path too: asked again after the backoff, the guard answers `Later`,
-    // and its async answer asks for 7 ms more, after which it says go.
+    // path too: asked afresh after the backoff (its `Later` held nothing),
+    // the guard answers `Later`, and its async answer asks for 7 ms more,
+    // after which it says go.
     assert_eq!(starts, [ms(3), ms(3 + 10 + 3 + 7)]);
     assert_eq!(
         guard.heard(),
@@ -274,7 +275,7 @@ async fn the_async_path_is_awaited_before_the_attempt() {
             Heard::AskedAsync { attempt: 1 },
             told(1, TRANSIENT),
             asked(2, false, 10),
-            asked(2, true, 0),
+            asked(2, false, 0),
             Heard::AskedAsync { attempt: 2 },
             asked(2, true, 0),
             told(2, AttemptResult::Success),
