@@ -8,6 +8,8 @@ use std::hash::{BuildHasher, RandomState};
 use rand::rngs::SmallRng;
 use rand::{Rng, RngExt, SeedableRng};
 
+use crate::clock::saturating_nanos;
+
 /// How a computed backoff ceiling is randomised.
 ///
 /// For retry `n` (`n = 1` for the first retry) the ceiling is
@@ -55,18 +57,6 @@ impl Jitter {
             Self::Equal => "equal",
             Self::Decorrelated => "decorrelated",
         }
-    }
-}
-
-/// Converts to nanoseconds, saturating at `u64::MAX` (about 584 years).
-// `u64::try_from` is not `const`; the cast is guarded by the comparison.
-#[allow(clippy::cast_possible_truncation)]
-pub(crate) const fn saturating_nanos(d: std::time::Duration) -> u64 {
-    let nanos = d.as_nanos();
-    if nanos > u64::MAX as u128 {
-        u64::MAX
-    } else {
-        nanos as u64
     }
 }
 
@@ -436,13 +426,6 @@ mod tests {
                 prop_assert!(d <= prev.saturating_mul(3).max(base));
                 prev = d;
             }
-        }
-
-        #[test]
-        fn durations_saturate(secs in any::<u64>(), nanos in 0..1_000_000_000u32) {
-            let d = std::time::Duration::new(secs, nanos);
-            let expected = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-            prop_assert_eq!(saturating_nanos(d), expected);
         }
     }
 }

@@ -11,6 +11,12 @@
 //! and is reported: listed by `config::missing`, and with feature
 //! `tracing` a `WARN` event, once per fn and cause.
 //!
+//! The registry the names are looked up in lives here too: the set of
+//! named policies, which the config module parses and registers
+//! (`register`), and the fns that asked for a name it lacks (`missing`).
+//! The config module calls into it and this module imports nothing from
+//! the config module, so binding a fn by name needs no parsing.
+//!
 //! Compiled with or without the feature, so that a crate without it gets
 //! the one error [`policy_name`] gives, not one per missing path.
 use std::sync::OnceLock;
@@ -116,7 +122,7 @@ impl BoundPolicy {
     fn bind(&'static self) -> &'static Policy {
         #[cfg(feature = "config")]
         {
-            if let Some(loaded) = crate::config::policy(self.name) {
+            if let Some(loaded) = policy(self.name) {
                 return self.bound.get_or_init(|| (self.apply)(*loaded));
             }
             self.report();
@@ -129,7 +135,7 @@ impl BoundPolicy {
     /// the name.
     #[cfg(feature = "config")]
     fn report(&'static self) {
-        let loaded = crate::config::loaded();
+        let loaded = registered();
         let warned = if loaded.is_some() {
             WARNED_MISSING
         } else {
@@ -137,7 +143,7 @@ impl BoundPolicy {
         };
         let before = self.reported.fetch_or(LISTED | warned, Ordering::Relaxed);
         if before & LISTED == 0 {
-            missing::list(self);
+            listed::add(self);
         }
         if before & warned == 0 {
             self.warn(loaded);
@@ -145,7 +151,7 @@ impl BoundPolicy {
     }
 
     #[cfg(all(feature = "config", feature = "tracing"))]
-    fn warn(&self, loaded: Option<&crate::config::Policies>) {
+    fn warn(&self, loaded: Option<&dyn PolicySet>) {
         match loaded {
             None => ::tracing::warn!(
                 target: "tenacious",
@@ -158,7 +164,7 @@ impl BoundPolicy {
                 target: "tenacious",
                 policy = self.name,
                 r#fn = self.site,
-                loaded = set.names().collect::<Vec<_>>().join(", "),
+                loaded = set.names().join(", "),
                 source = set.source(),
                 "the loaded policies have none of this name: running the fn's fallback \
                  (the defaults and the keys of its #[retry])",
@@ -167,7 +173,7 @@ impl BoundPolicy {
     }
 
     #[cfg(all(feature = "config", not(feature = "tracing")))]
-    fn warn(&self, _: Option<&crate::config::Policies>) {
+    fn warn(&self, _: Option<&dyn PolicySet>) {
         let _ = self.site;
     }
 }
@@ -182,32 +188,80 @@ impl std::fmt::Debug for BoundPolicy {
     }
 }
 
-/// The fns that asked for a name they did not find, for
-/// `config::missing`.
+/// A set of named policies as the registry keeps it: what the config
+/// module parses (its `Policies`) and [`register`]s.
 #[cfg(feature = "config")]
-pub(crate) mod missing {
+pub(crate) trait PolicySet: std::any::Any + Send + Sync {
+    /// The policy named `name`, if the set has one.
+    fn policy(&self, name: &str) -> Option<&Policy>;
+
+    /// The names of its policies, in order: what the warning of a fn
+    /// whose name it lacks lists.
+    #[cfg(feature = "tracing")]
+    fn names(&self) -> Vec<&str>;
+
+    /// Where it was read from, for the same warning.
+    #[cfg(feature = "tracing")]
+    fn source(&self) -> &str;
+}
+
+/// The set [`register`] keeps.
+#[cfg(feature = "config")]
+static REGISTERED: OnceLock<Box<dyn PolicySet>> = OnceLock::new();
+
+/// Keeps `set` for the whole process, where every fn bound by name finds
+/// its policy. Once: a second set is handed back, and the set registered
+/// first stays (a policy handed out is never taken back).
+#[cfg(feature = "config")]
+pub(crate) fn register(set: Box<dyn PolicySet>) -> Result<(), Box<dyn PolicySet>> {
+    REGISTERED.set(set)
+}
+
+/// The set [`register`] keeps, if one was registered.
+#[cfg(feature = "config")]
+pub(crate) fn registered() -> Option<&'static dyn PolicySet> {
+    REGISTERED.get().map(|set| &**set)
+}
+
+/// The registered policy named `name`: `None` if there is none, or if no
+/// set was registered.
+#[cfg(feature = "config")]
+pub(crate) fn policy(name: &str) -> Option<&'static Policy> {
+    registered()?.policy(name)
+}
+
+/// The names of the fns that asked for a name they did not find and that
+/// the registered set (if any) still lacks, sorted, each once.
+#[cfg(feature = "config")]
+pub(crate) fn missing() -> Vec<&'static str> {
+    listed::names()
+}
+
+/// The fns that asked for a name they did not find, for [`missing`].
+#[cfg(feature = "config")]
+mod listed {
     use std::sync::{Mutex, PoisonError};
 
     use super::BoundPolicy;
 
     static LISTED: Mutex<Vec<&'static BoundPolicy>> = Mutex::new(Vec::new());
 
-    pub(super) fn list(site: &'static BoundPolicy) {
+    pub(super) fn add(site: &'static BoundPolicy) {
         LISTED
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(site);
     }
 
-    /// The names of the listed fns that the loaded set (if any) still
+    /// The names of the listed fns that the registered set (if any) still
     /// lacks, sorted, each once.
-    pub(crate) fn names() -> Vec<&'static str> {
+    pub(super) fn names() -> Vec<&'static str> {
         let mut names: Vec<&'static str> = LISTED
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .map(|site| site.name)
-            .filter(|name| crate::config::policy(name).is_none())
+            .filter(|name| super::policy(name).is_none())
             .collect();
         names.sort_unstable();
         names.dedup();

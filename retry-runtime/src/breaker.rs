@@ -3,8 +3,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::backoff::saturating_nanos;
-use crate::cooldown::since_epoch;
+use crate::clock::{saturating_nanos, since_epoch};
 use crate::stats::GuardRecord;
 use crate::{Admit, AttemptResult, ErrorClass, Guard, NextAttempt, Outcome, StopReason};
 

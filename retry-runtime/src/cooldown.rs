@@ -1,11 +1,9 @@
 //! [`Cooldown`]: "the provider said wait until T", shared by every call
 //! naming it, as a [`Guard`].
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::backoff::saturating_nanos;
-use crate::clock::MIN_ATTEMPT_NANOS;
+use crate::clock::{MIN_ATTEMPT_NANOS, saturating_nanos, since_epoch};
 use crate::stats::GuardRecord;
 use crate::{Admit, AttemptResult, ErrorClass, Guard, NextAttempt, Outcome, StopReason};
 
@@ -345,17 +343,4 @@ impl Cooldown {
             Admit::Wait(wait)
         }
     }
-}
-
-/// Nanoseconds from the process's guard epoch to `at` (1 at the epoch and
-/// before it, so 0 can mean "never"): the clock every in-process guard keeps
-/// its times on, as atomics.
-pub(crate) fn since_epoch(at: Instant) -> u64 {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    // An hour before the first time seen, so an instant of another clock
-    // a little behind it (the system's, beside tokio's auto-advanced one)
-    // still counts from it.
-    let epoch = *EPOCH.get_or_init(|| at.checked_sub(Duration::from_secs(3600)).unwrap_or(at));
-    // Plus one, so that 0 stays "never closed".
-    saturating_nanos(at.saturating_duration_since(epoch)).saturating_add(1)
 }

@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 use std::time::Duration;
 
 use crate::backoff::{self, with_thread_rng};
-use crate::clock::{Clock, MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, now_on};
+use crate::clock::{Clock, MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, now_on, saturating_nanos};
 use crate::guard::{AttemptResult, NextAttempt, Outcome};
 use crate::hooks::{NotifyFn, WhenFn};
 use crate::key::IdempotencyKey;
@@ -495,7 +495,7 @@ impl<'p> Engine<'p> {
         }
         let hint = match hint {
             Some(hint) => {
-                let hint = backoff::saturating_nanos(hint);
+                let hint = saturating_nanos(hint);
                 if hint > policy.max_retry_after_nanos() {
                     return Plan::Stop(StopReason::HintTooLong);
                 }
@@ -594,7 +594,7 @@ impl<'p> Engine<'p> {
             match admit {
                 Admit::Go => {}
                 Admit::Wait(more) => {
-                    let more = backoff::saturating_nanos(more);
+                    let more = saturating_nanos(more);
                     wait = wait.saturating_add(more);
                     again |= 1 << at;
                     waits = true;
@@ -736,7 +736,7 @@ impl<'p> Engine<'p> {
     pub(crate) fn next_attempt(&self, recheck: bool) -> NextAttempt {
         let policy = self.policy;
         let (now, elapsed) = self.clock_now();
-        let elapsed_nanos = elapsed.map_or(0, backoff::saturating_nanos);
+        let elapsed_nanos = elapsed.map_or(0, saturating_nanos);
         NextAttempt {
             attempt: self.attempts.saturating_add(1),
             max: self.max(),
@@ -934,7 +934,7 @@ impl<'p> Engine<'p> {
     fn refused_for(&mut self, wait: Option<Duration>) {
         match wait {
             Some(wait) => {
-                self.prev = backoff::saturating_nanos(wait);
+                self.prev = saturating_nanos(wait);
                 self.flags |= RETRY_IN;
             }
             None => self.flags &= !RETRY_IN,
@@ -968,7 +968,7 @@ impl<'p> Engine<'p> {
     /// Nanoseconds since the call started, saturating; 0 before the clock
     /// was first read.
     fn elapsed_nanos(&self) -> u64 {
-        self.elapsed().map_or(0, backoff::saturating_nanos)
+        self.elapsed().map_or(0, saturating_nanos)
     }
 
     /// Time since the call started, on its clock; `None` before the clock
@@ -1544,15 +1544,15 @@ mod tests {
             let policy = Policy::new().jitter(jitter).max_retry_after(limit);
             let mut engine = Engine::new(&policy, Clock::Tokio);
             let step = engine.step(hinted(ErrorClass::RateLimited, hint), always, ignore);
-            let hint_ns = backoff::saturating_nanos(hint);
-            if hint_ns > backoff::saturating_nanos(limit) {
+            let hint_ns = saturating_nanos(hint);
+            if hint_ns > saturating_nanos(limit) {
                 prop_assert!(step.is_break());
                 prop_assert_eq!(engine.stop_reason(), Some(StopReason::HintTooLong));
             } else {
                 let ControlFlow::Continue(d) = step else {
                     return Err(TestCaseError::fail("a hint within the limit must be waited"));
                 };
-                let d = backoff::saturating_nanos(d);
+                let d = saturating_nanos(d);
                 prop_assert!(d >= hint_ns);
                 prop_assert!(d - hint_ns <= policy.cap_nanos(), "the backoff on top is capped");
             }

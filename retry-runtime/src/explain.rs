@@ -441,7 +441,7 @@ impl Explain {
         if first_item.is_none() && idle.is_none() && !p.get_resume() {
             return Ok(());
         }
-        let nanos = |d: Option<Duration>| d.map(crate::backoff::saturating_nanos);
+        let nanos = |d: Option<Duration>| d.map(crate::clock::saturating_nanos);
         write!(
             f,
             "\nstream: first item within {}, idle {}, {}",

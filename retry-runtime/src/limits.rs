@@ -50,7 +50,7 @@ impl Limits {
     #[must_use]
     pub const fn base(self, base: Duration) -> Self {
         Self {
-            base: Some(crate::backoff::saturating_nanos(base)),
+            base: Some(crate::clock::saturating_nanos(base)),
             ..self
         }
     }

@@ -337,7 +337,7 @@ fn settle(engine: &mut Engine<'_>, admit: Admit, at: usize, held: u8) -> Then {
         Admit::Go | Admit::Later => return Then::Next,
         Admit::Stop(reason) => reason,
         Admit::Wait(delay) => {
-            if !engine.leaves_no_room(crate::backoff::saturating_nanos(delay)) {
+            if !engine.leaves_no_room(crate::clock::saturating_nanos(delay)) {
                 return Then::Wait(delay);
             }
             StopReason::Deadline

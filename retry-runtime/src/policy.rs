@@ -1,7 +1,7 @@
 //! [`Policy`]: the settings of one retried call, built in a `const`.
 use std::time::Duration;
 
-use crate::backoff::saturating_nanos;
+use crate::clock::saturating_nanos;
 use crate::guard::ByAddress;
 use crate::stats::CallStats;
 use crate::{Breaker, Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn, Throttle};

@@ -51,6 +51,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use pin_project_lite::pin_project;
 
+use crate::stream::{ItemKind, StreamItem};
 use crate::{Classify, ErrorClass};
 
 /// The default bound of a line and of an event's data: 1 MiB.
@@ -173,6 +174,66 @@ pub struct SseEvent {
     /// The reconnection time the server asked for in this event's
     /// `retry` field, if any.
     pub retry: Option<Duration>,
+}
+
+#[cfg(feature = "sse")]
+/// A comment is a keepalive; an event is as [`SseEvent`]'s impl says.
+impl StreamItem for SseItem {
+    fn kind(&self) -> ItemKind {
+        match self {
+            Self::Comment(_) => ItemKind::Keepalive,
+            Self::Event(event) => event.kind(),
+        }
+    }
+
+    fn id(&self) -> Option<&str> {
+        match self {
+            Self::Comment(_) => None,
+            Self::Event(event) => event.id(),
+        }
+    }
+
+    /// Its size and its strings' lengths.
+    fn size(&self) -> usize {
+        let strings = match self {
+            Self::Comment(text) => text.len(),
+            Self::Event(event) => sse_strings(event),
+        };
+        std::mem::size_of_val(self).saturating_add(strings)
+    }
+}
+
+#[cfg(feature = "sse")]
+/// The lengths of an event's strings.
+fn sse_strings(event: &SseEvent) -> usize {
+    let id = event.id.as_ref().map_or(0, String::len);
+    event
+        .event
+        .len()
+        .saturating_add(event.data.len())
+        .saturating_add(id)
+}
+
+#[cfg(feature = "sse")]
+/// An event of type `ping` is a keepalive, every other one content; its id
+/// is its SSE id.
+impl StreamItem for SseEvent {
+    fn kind(&self) -> ItemKind {
+        if self.event == "ping" {
+            ItemKind::Keepalive
+        } else {
+            ItemKind::Content
+        }
+    }
+
+    fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    /// Its size and its strings' lengths.
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self).saturating_add(sse_strings(self))
+    }
 }
 
 pin_project! {
@@ -648,5 +709,22 @@ mod tests {
             parse(&[b"data: \xFF\xFE\n\n"]),
             [event("message", "\u{FFFD}\u{FFFD}", None)]
         );
+    }
+
+    #[test]
+    fn comments_and_pings_are_keepalives() {
+        assert_eq!(SseItem::Comment(" ping".into()).kind(), ItemKind::Keepalive);
+        let ping = SseEvent {
+            event: "ping".into(),
+            ..SseEvent::default()
+        };
+        assert_eq!(ping.kind(), ItemKind::Keepalive);
+        let delta = SseEvent {
+            event: "content_block_delta".into(),
+            id: Some("4".into()),
+            ..SseEvent::default()
+        };
+        assert_eq!(SseItem::Event(delta.clone()).kind(), ItemKind::Content);
+        assert_eq!(SseItem::Event(delta).id(), Some("4"));
     }
 }

@@ -254,66 +254,6 @@ impl StreamItem for std::borrow::Cow<'_, str> {
     }
 }
 
-#[cfg(feature = "sse")]
-/// A comment is a keepalive; an event is as [`SseEvent`](crate::sse::SseEvent)'s impl says.
-impl StreamItem for crate::sse::SseItem {
-    fn kind(&self) -> ItemKind {
-        match self {
-            Self::Comment(_) => ItemKind::Keepalive,
-            Self::Event(event) => event.kind(),
-        }
-    }
-
-    fn id(&self) -> Option<&str> {
-        match self {
-            Self::Comment(_) => None,
-            Self::Event(event) => event.id(),
-        }
-    }
-
-    /// Its size and its strings' lengths.
-    fn size(&self) -> usize {
-        let strings = match self {
-            Self::Comment(text) => text.len(),
-            Self::Event(event) => sse_strings(event),
-        };
-        std::mem::size_of_val(self).saturating_add(strings)
-    }
-}
-
-#[cfg(feature = "sse")]
-/// The lengths of an event's strings.
-fn sse_strings(event: &crate::sse::SseEvent) -> usize {
-    let id = event.id.as_ref().map_or(0, String::len);
-    event
-        .event
-        .len()
-        .saturating_add(event.data.len())
-        .saturating_add(id)
-}
-
-#[cfg(feature = "sse")]
-/// An event of type `ping` is a keepalive, every other one content; its id
-/// is its SSE id.
-impl StreamItem for crate::sse::SseEvent {
-    fn kind(&self) -> ItemKind {
-        if self.event == "ping" {
-            ItemKind::Keepalive
-        } else {
-            ItemKind::Content
-        }
-    }
-
-    fn id(&self) -> Option<&str> {
-        self.id.as_deref()
-    }
-
-    /// Its size and its strings' lengths.
-    fn size(&self) -> usize {
-        std::mem::size_of_val(self).saturating_add(sse_strings(self))
-    }
-}
-
 /// Where a retried stream's next attempt starts: how many items the
 /// consumer has, and the id of the last one that had an id. The start of
 /// the stream (0 items, no id) for every attempt before commit, and for
@@ -1583,25 +1523,6 @@ mod tests {
         assert_eq!("a".kind(), ItemKind::Content);
         assert_eq!(7_u32.id(), None);
         assert_eq!(vec![1_u8].kind(), ItemKind::Content);
-    }
-
-    #[cfg(feature = "sse")]
-    #[test]
-    fn comments_and_pings_are_keepalives() {
-        use crate::sse::{SseEvent, SseItem};
-        assert_eq!(SseItem::Comment(" ping".into()).kind(), ItemKind::Keepalive);
-        let ping = SseEvent {
-            event: "ping".into(),
-            ..SseEvent::default()
-        };
-        assert_eq!(ping.kind(), ItemKind::Keepalive);
-        let delta = SseEvent {
-            event: "content_block_delta".into(),
-            id: Some("4".into()),
-            ..SseEvent::default()
-        };
-        assert_eq!(SseItem::Event(delta.clone()).kind(), ItemKind::Content);
-        assert_eq!(SseItem::Event(delta).id(), Some("4"));
     }
 
     #[test]

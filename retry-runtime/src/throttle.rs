@@ -6,9 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::backoff::saturating_nanos;
-use crate::clock::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS};
-use crate::cooldown::since_epoch;
+use crate::clock::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, saturating_nanos, since_epoch};
 use crate::stats::GuardRecord;
 use crate::{Admit, AttemptResult, ErrorClass, Guard, NextAttempt, Outcome, Signals, StopReason};
 

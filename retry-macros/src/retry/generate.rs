@@ -11,14 +11,15 @@
 //! shadow them; every path is absolute, through `#krate::__private`.
 use proc_macro2::{Delimiter, Group, Literal, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::Type;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
-use syn::{GenericArgument, PathArguments, Type};
 
 use super::args::{Args, DurationArg, PolicyArg, RETRIED_CLASSES, StatsArg};
 use super::duration;
 use super::item::RetryFn;
+use super::shape::{failure_attempt_type, second_argument};
 use super::validate::Retry;
 use crate::common::strip_groups;
 
@@ -1082,70 +1083,6 @@ fn runtime_ident(name: &str) -> syn::Ident {
     syn::Ident::new(name, Span::call_site())
 }
 
-/// For `Result<T, Failure<E>>` (any path ending in `Result` with two
-/// arguments, the second any path ending in `Failure` with one), the type
-/// of one attempt: `Result<T, E>`. `None` for any other return type.
-///
-/// Matched on the tokens: a type alias of `Failure<E>` is not seen, and
-/// is then an ordinary error type (which `Failure<E>` is, as `Classify`).
-fn failure_attempt_type(return_type: &Type) -> Option<Type> {
-    let Type::Path(path) = strip_groups(return_type) else {
-        return None;
-    };
-    let last = path.path.segments.last()?;
-    let PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    if last.ident != "Result" || args.args.len() != 2 {
-        return None;
-    }
-    let Some(GenericArgument::Type(error)) = args.args.iter().nth(1) else {
-        return None;
-    };
-    let Type::Path(error_path) = strip_groups(error) else {
-        return None;
-    };
-    let failure = error_path.path.segments.last()?;
-    let PathArguments::AngleBracketed(failure_args) = &failure.arguments else {
-        return None;
-    };
-    if failure.ident != "Failure" || failure_args.args.len() != 1 {
-        return None;
-    }
-    let Some(GenericArgument::Type(inner)) = failure_args.args.first() else {
-        return None;
-    };
-    let mut attempt = path.clone();
-    if let Some(segment) = attempt.path.segments.last_mut()
-        && let PathArguments::AngleBracketed(args) = &mut segment.arguments
-        && let Some(GenericArgument::Type(error)) = args.args.iter_mut().nth(1)
-    {
-        *error = inner.clone();
-    }
-    Some(Type::Path(attempt))
-}
-
-/// The error type of `Result<T, Failure<E>>` (as [`failure_attempt_type`]
-/// reads it), the `Failure<E>` itself; `None` for any other type.
-pub(super) fn failure_error(return_type: &Type) -> Option<&Type> {
-    failure_attempt_type(return_type)?;
-    second_argument(return_type)
-}
-
-/// `E` of a return type written `R<T, E>`.
-fn second_argument(return_type: &Type) -> Option<&Type> {
-    let Type::Path(path) = strip_groups(return_type) else {
-        return None;
-    };
-    let PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments else {
-        return None;
-    };
-    match args.args.iter().nth(1)? {
-        GenericArgument::Type(error) => Some(error),
-        _ => None,
-    }
-}
-
 /// The spans of the first and the last token of `tokens`.
 fn first_and_last_span(tokens: &impl ToTokens) -> (Span, Span) {
     let mut spans = tokens
@@ -1200,35 +1137,8 @@ fn erase_impl_trait(ty: &mut Type) {
 mod tests {
     use quote::quote;
 
-    use super::{erase_impl_trait, failure_attempt_type};
+    use super::erase_impl_trait;
     use crate::retry::expand;
-
-    #[test]
-    fn a_failure_return_type_attempts_its_inner_error() {
-        let attempt = |ty: proc_macro2::TokenStream| {
-            failure_attempt_type(&syn::parse2(ty).unwrap()).map(|t| quote!(#t).to_string())
-        };
-        assert_eq!(
-            attempt(quote!(Result<u8, Failure<E>>)),
-            Some(quote!(Result<u8, E>).to_string())
-        );
-        assert_eq!(
-            attempt(quote!(
-                std::result::Result<Vec<T>, ::tenacious::Failure<my::Error>>
-            )),
-            Some(quote!(std::result::Result<Vec<T>, my::Error>).to_string())
-        );
-        for other in [
-            quote!(Result<u8, E>),
-            quote!(io::Result<u8>),
-            quote!(Result<u8, Failure>),
-            quote!(Result<u8, Failure<A, B>>),
-            quote!(Option<Failure<E>>),
-            quote!(Failure<E>),
-        ] {
-            assert_eq!(attempt(other.clone()), None, "{other}");
-        }
-    }
 
     #[test]
     fn the_new_keys_reach_the_policy_and_the_loop() {

@@ -16,6 +16,11 @@
 //! instrument it), [`Shape::of`] finds the block holding the user's body; the
 //! retry loop replaces that block only, so the moves happen once, outside
 //! the loop, and one span covers every attempt.
+//!
+//! The output it finds is read here too: whether it is
+//! `Result<T, Failure<E>>` ([`failure_attempt_type`], [`failure_error`])
+//! and its error type ([`second_argument`]), which both the checks and the
+//! generated loop ask.
 use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 use syn::parse::Parser;
@@ -25,6 +30,7 @@ use syn::{
 };
 
 use super::item::RetryFn;
+use crate::common::strip_groups;
 
 /// The local tracing-attributes' fake return edge declares.
 const TRACING_FAKE_RETURN: &str = "__tracing_attr_fake_return";
@@ -242,6 +248,70 @@ fn last_segment_args<'t>(
     }
 }
 
+/// For `Result<T, Failure<E>>` (any path ending in `Result` with two
+/// arguments, the second any path ending in `Failure` with one), the type
+/// of one attempt: `Result<T, E>`. `None` for any other return type.
+///
+/// Matched on the tokens: a type alias of `Failure<E>` is not seen, and
+/// is then an ordinary error type (which `Failure<E>` is, as `Classify`).
+pub(super) fn failure_attempt_type(return_type: &Type) -> Option<Type> {
+    let Type::Path(path) = strip_groups(return_type) else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    if last.ident != "Result" || args.args.len() != 2 {
+        return None;
+    }
+    let Some(GenericArgument::Type(error)) = args.args.iter().nth(1) else {
+        return None;
+    };
+    let Type::Path(error_path) = strip_groups(error) else {
+        return None;
+    };
+    let failure = error_path.path.segments.last()?;
+    let PathArguments::AngleBracketed(failure_args) = &failure.arguments else {
+        return None;
+    };
+    if failure.ident != "Failure" || failure_args.args.len() != 1 {
+        return None;
+    }
+    let Some(GenericArgument::Type(inner)) = failure_args.args.first() else {
+        return None;
+    };
+    let mut attempt = path.clone();
+    if let Some(segment) = attempt.path.segments.last_mut()
+        && let PathArguments::AngleBracketed(args) = &mut segment.arguments
+        && let Some(GenericArgument::Type(error)) = args.args.iter_mut().nth(1)
+    {
+        *error = inner.clone();
+    }
+    Some(Type::Path(attempt))
+}
+
+/// The error type of `Result<T, Failure<E>>` (as [`failure_attempt_type`]
+/// reads it), the `Failure<E>` itself; `None` for any other type.
+pub(super) fn failure_error(return_type: &Type) -> Option<&Type> {
+    failure_attempt_type(return_type)?;
+    second_argument(return_type)
+}
+
+/// `E` of a return type written `R<T, E>`.
+pub(super) fn second_argument(return_type: &Type) -> Option<&Type> {
+    let Type::Path(path) = strip_groups(return_type) else {
+        return None;
+    };
+    let PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments else {
+        return None;
+    };
+    match args.args.iter().nth(1)? {
+        GenericArgument::Type(error) => Some(error),
+        _ => None,
+    }
+}
+
 /// async-trait's statements before the body: the type hint
 /// `if let Some(__ret) = None::<R> { return __ret; }` and the moves of the
 /// arguments into the block, `let x = x;`, `let __self = self;`,
@@ -371,7 +441,7 @@ fn regroup(group: &Group, stream: TokenStream) -> Group {
 mod tests {
     use quote::quote;
 
-    use super::{Kind, Shape};
+    use super::{Kind, Shape, failure_attempt_type};
 
     fn shape(item: proc_macro2::TokenStream) -> Shape {
         Shape::of(&syn::parse2(item).unwrap())
@@ -505,6 +575,33 @@ mod tests {
             ),
         ] {
             assert!(matches!(shape(item.clone()).kind, Kind::Plain), "{item}");
+        }
+    }
+
+    #[test]
+    fn a_failure_return_type_attempts_its_inner_error() {
+        let attempt = |ty: proc_macro2::TokenStream| {
+            failure_attempt_type(&syn::parse2(ty).unwrap()).map(|t| quote!(#t).to_string())
+        };
+        assert_eq!(
+            attempt(quote!(Result<u8, Failure<E>>)),
+            Some(quote!(Result<u8, E>).to_string())
+        );
+        assert_eq!(
+            attempt(quote!(
+                std::result::Result<Vec<T>, ::tenacious::Failure<my::Error>>
+            )),
+            Some(quote!(std::result::Result<Vec<T>, my::Error>).to_string())
+        );
+        for other in [
+            quote!(Result<u8, E>),
+            quote!(io::Result<u8>),
+            quote!(Result<u8, Failure>),
+            quote!(Result<u8, Failure<A, B>>),
+            quote!(Option<Failure<E>>),
+            quote!(Failure<E>),
+        ] {
+            assert_eq!(attempt(other.clone()), None, "{other}");
         }
     }
 }

@@ -14,7 +14,7 @@ use super::args::{self, Args, PolicyArg, SharedStatic};
 use super::duration;
 use super::item::RetryFn;
 use super::lifetimes;
-use super::shape::Shape;
+use super::shape::{Shape, failure_error};
 use super::stream::StreamReturn;
 use crate::common::{CratePath, Errors, strip_groups};
 
@@ -504,7 +504,7 @@ fn check_stream(
              time without progress with `idle` (`deadline` bounds the whole stream)",
         );
     }
-    if let Some(failure) = super::generate::failure_error(&shape.output) {
+    if let Some(failure) = failure_error(&shape.output) {
         errors.at(
             failure,
             "a retried stream's items already carry a `Failure<E>` (the consumer gets \

@@ -154,7 +154,6 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
-use std::sync::OnceLock;
 
 use serde::{Deserialize, Deserializer};
 
@@ -569,6 +568,23 @@ impl<'de> Deserialize<'de> for Policies {
     }
 }
 
+/// What the registry reads of a set it keeps.
+impl crate::bound::PolicySet for Policies {
+    fn policy(&self, name: &str) -> Option<&Policy> {
+        self.get(name)
+    }
+
+    #[cfg(feature = "tracing")]
+    fn names(&self) -> Vec<&str> {
+        Policies::names(self).collect()
+    }
+
+    #[cfg(feature = "tracing")]
+    fn source(&self) -> &str {
+        Policies::source(self)
+    }
+}
+
 /// The file's text, and its path as problems name it.
 fn read_file(path: &Path) -> Result<(String, String), ConfigError> {
     let source = path.display().to_string();
@@ -585,9 +601,6 @@ fn read_file(path: &Path) -> Result<(String, String), ConfigError> {
     })?;
     Ok((source, text))
 }
-
-/// The set [`load`] keeps.
-static LOADED: OnceLock<Policies> = OnceLock::new();
 
 /// Keeps `policies` for the whole process, where [`policy`] and
 /// [`require`] find them by name. Once: a second call is refused, and the
@@ -606,8 +619,10 @@ static LOADED: OnceLock<Policies> = OnceLock::new();
 ///
 /// [`AlreadyLoaded`] if a set was loaded before.
 pub fn load(policies: Policies) -> Result<&'static Policies, AlreadyLoaded> {
-    let stored = LOADED.set(policies);
-    match (stored, LOADED.get()) {
+    // The registry of the names `#[retry(policy = "name")]` fns are bound
+    // by keeps the set; this module only parses it and registers it there.
+    let stored = crate::bound::register(Box::new(policies));
+    match (stored, loaded()) {
         (Ok(()), Some(loaded)) => Ok(loaded),
         (_, loaded) => Err(AlreadyLoaded {
             source: loaded.map(|set| set.source.clone()).unwrap_or_default(),
@@ -618,7 +633,9 @@ pub fn load(policies: Policies) -> Result<&'static Policies, AlreadyLoaded> {
 /// The set [`load`] keeps, if it was called.
 #[must_use]
 pub fn loaded() -> Option<&'static Policies> {
-    LOADED.get()
+    // Only this module registers a set, and always a `Policies`.
+    let set: &'static dyn std::any::Any = crate::bound::registered()?;
+    set.downcast_ref()
 }
 
 /// The loaded policy named `name`: `None` if there is none, or if nothing
@@ -632,7 +649,7 @@ pub fn loaded() -> Option<&'static Policies> {
 /// ```
 #[must_use]
 pub fn policy(name: &str) -> Option<&'static Policy> {
-    LOADED.get()?.get(name)
+    crate::bound::policy(name)
 }
 
 /// The loaded policy named `name`, or an error saying that nothing was
@@ -653,7 +670,7 @@ pub fn policy(name: &str) -> Option<&'static Policy> {
 ///
 /// [`MissingPolicy`], saying why.
 pub fn require(name: &str) -> Result<&'static Policy, MissingPolicy> {
-    match LOADED.get() {
+    match loaded() {
         Some(set) => set.require(name),
         None => Err(MissingPolicy {
             name: name.to_owned(),
@@ -700,5 +717,5 @@ pub fn require(name: &str) -> Result<&'static Policy, MissingPolicy> {
 /// ```
 #[must_use]
 pub fn missing() -> Vec<&'static str> {
-    crate::bound::missing::names()
+    crate::bound::missing()
 }

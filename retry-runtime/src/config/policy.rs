@@ -238,12 +238,12 @@ impl PolicyConfig {
             (
                 "first_item",
                 self.first_item,
-                base.get_first_item().map(crate::backoff::saturating_nanos),
+                base.get_first_item().map(crate::clock::saturating_nanos),
             ),
             (
                 "idle",
                 self.idle,
-                base.get_idle().map(crate::backoff::saturating_nanos),
+                base.get_idle().map(crate::clock::saturating_nanos),
             ),
         ];
         for (key, own, inherited) in limits {

@@ -12,7 +12,7 @@ use super::{
     Agreed, BREAKER_IDLE, BindError, BoxedSync, Link, Member, Settings, Shareable, Slot, Unit,
     micros,
 };
-use crate::cooldown::since_epoch;
+use crate::clock::since_epoch;
 use crate::{Admit, Breaker, NextAttempt, Outcome, PendingAdmit, StopReason};
 
 const CLOSED: u8 = 0;
@@ -65,7 +65,7 @@ impl SharedBreaker {
     fn heard(&self, now: Instant, state: i64, left: i64) {
         let state = u8::try_from(state).unwrap_or(CLOSED);
         let until = since_epoch(now)
-            .saturating_add(crate::backoff::saturating_nanos(super::from_micros(left)));
+            .saturating_add(crate::clock::saturating_nanos(super::from_micros(left)));
         self.open_until.store(until, Ordering::Release);
         let before = self.state.swap(state, Ordering::AcqRel);
         if before != state {

@@ -10,8 +10,7 @@ use super::{
     Agreed, BindError, BoxedSync, COOLDOWN_IDLE, Link, Member, Settings, Shareable, Slot, Unit,
     from_micros, micros,
 };
-use crate::clock::MIN_ATTEMPT_NANOS;
-use crate::cooldown::since_epoch;
+use crate::clock::{MIN_ATTEMPT_NANOS, since_epoch};
 use crate::{Admit, Cooldown, NextAttempt, PendingAdmit, StopReason};
 
 pub(crate) struct SharedCooldown {
@@ -37,7 +36,7 @@ impl SharedCooldown {
     /// from `now`.
     fn mirror(&self, now: Instant, closed: i64, queued: i64) {
         let now = since_epoch(now);
-        let nanos = |us: i64| crate::backoff::saturating_nanos(from_micros(us));
+        let nanos = |us: i64| crate::clock::saturating_nanos(from_micros(us));
         if closed > 0 {
             self.cooldown
                 .until
@@ -56,14 +55,14 @@ impl SharedCooldown {
     /// the read may have left (a few store timeouts).
     fn follow(&self, now: Instant, closed: i64, queued: i64) {
         let at = since_epoch(now);
-        let settled = crate::backoff::saturating_nanos(self.link.timeout().saturating_mul(4));
+        let settled = crate::clock::saturating_nanos(self.link.timeout().saturating_mul(4));
         if self
             .closed_here
             .load(Ordering::Acquire)
             .saturating_add(settled)
             < at
         {
-            let nanos = |us: i64| crate::backoff::saturating_nanos(from_micros(us));
+            let nanos = |us: i64| crate::clock::saturating_nanos(from_micros(us));
             let until = if closed > 0 {
                 at.saturating_add(nanos(closed))
             } else {

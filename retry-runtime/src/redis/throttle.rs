@@ -13,8 +13,7 @@ use super::{
     Agreed, BindError, BoxedSync, Link, Member, Settings, Shareable, Slot, THROTTLE_IDLE, Unit,
     from_micros, micros,
 };
-use crate::clock::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS};
-use crate::cooldown::since_epoch;
+use crate::clock::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, since_epoch};
 use crate::{Admit, AttemptResult, NextAttempt, Outcome, PendingAdmit, StopReason, Throttle};
 
 /// How long a lease's tokens may be used: 50 ms, the batch's span.
@@ -203,7 +202,7 @@ impl SharedThrottle {
             }
             if granted > 1 {
                 let until =
-                    since_epoch(next.now).saturating_add(crate::backoff::saturating_nanos(LEASE));
+                    since_epoch(next.now).saturating_add(crate::clock::saturating_nanos(LEASE));
                 self.lease
                     .store(u32::try_from(granted - 1).unwrap_or(0), Ordering::Release);
                 self.lease_until.store(until, Ordering::Release);
@@ -215,8 +214,8 @@ impl SharedThrottle {
                 self.throttle.record.waited(wait);
                 // Due after the wait the call plans anyway and this one.
                 let due = since_epoch(next.now)
-                    .saturating_add(crate::backoff::saturating_nanos(next.wait))
-                    .saturating_add(crate::backoff::saturating_nanos(wait));
+                    .saturating_add(crate::clock::saturating_nanos(next.wait))
+                    .saturating_add(crate::clock::saturating_nanos(wait));
                 self.reserved
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
-use crate::backoff::saturating_nanos;
+use crate::clock::saturating_nanos;
 
 /// One guard's counters: what [`snapshot`](super::snapshot) lists in its
 /// guards table, as [`GuardStats`].

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::registry;
 use super::snapshot::{ErrorCount, FnStats, StreamCounts};
-use crate::backoff::saturating_nanos;
+use crate::clock::saturating_nanos;
 use crate::{ErrorClass, Limit, StopReason};
 
 /// How many distinct (variant, class) pairs a record counts one by one;
