@@ -129,8 +129,7 @@ pub struct Breaker {
     open_for: u64,
     probes: u16,
     pub(crate) record: GuardRecord,
-    #[cfg(feature = "redis")]
-    pub(crate) shared: crate::redis::BreakerSlot,
+    pub(crate) shared: crate::store::StoreSlot<dyn crate::store::BreakerStore>,
 }
 
 /// Where a [`Breaker`] stands, from [`Breaker::state`].
@@ -220,8 +219,7 @@ impl Breaker {
             #[allow(clippy::cast_possible_truncation)] // 1
             probes: Self::PROBES as u16,
             record: GuardRecord::new("breaker", "breaker"),
-            #[cfg(feature = "redis")]
-            shared: crate::redis::Slot::new(),
+            shared: crate::store::StoreSlot::new(),
         }
     }
 
@@ -432,9 +430,8 @@ impl Breaker {
     /// ```
     #[must_use]
     pub fn state_at(&self, now: Instant) -> BreakerState {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get()
-            && shared.link.is_up()
+            && shared.is_up()
         {
             return shared.view(now).0;
         }
@@ -496,9 +493,8 @@ impl Breaker {
     /// ```
     #[must_use]
     pub fn admits_in_at(&self, now: Instant) -> Duration {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get()
-            && shared.link.is_up()
+            && shared.is_up()
         {
             return shared.view(now).1;
         }
@@ -541,7 +537,6 @@ impl Breaker {
         }
         self.origin.store(0, Ordering::Release);
         self.record.changed("reset by hand");
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             shared.reset();
         }
@@ -581,7 +576,6 @@ impl Breaker {
         next: &NextAttempt,
         held: Option<u32>,
     ) -> (Admit, Option<u32>) {
-        #[cfg(feature = "redis")]
         if self.shared.get().is_some() {
             return (self.admit(next), None);
         }
@@ -727,14 +721,13 @@ impl Guard for Breaker {
     /// half-open, Go for a free probe slot, else `CircuitOpen`.
     #[inline]
     fn admit(&self, next: &NextAttempt) -> Admit {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             // Bound to a store: the fleet's state, mirrored (in process
             // while Redis is down).
-            if shared.link.is_up() {
+            if shared.is_up() {
                 return shared.admit(next);
             }
-            shared.link.local_decision();
+            shared.local_decision();
         }
         self.admit_here(next)
     }
@@ -742,7 +735,6 @@ impl Guard for Breaker {
     /// Bound to a store (feature `redis`): a probe's slot from the fleet's
     /// half-open breaker, or in process when Redis fails to answer.
     fn admit_async(&self, next: NextAttempt) -> crate::PendingAdmit<'_> {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             return shared.probe(next);
         }
@@ -763,7 +755,6 @@ impl Guard for Breaker {
     }
 
     fn observe(&self, outcome: &Outcome) {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             shared.observe(outcome);
         }

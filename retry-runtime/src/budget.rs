@@ -57,8 +57,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub struct RetryBudget {
     balance: AtomicU32,
     capacity: u32,
-    #[cfg(feature = "redis")]
-    pub(crate) shared: crate::redis::BudgetSlot,
+    pub(crate) shared: crate::store::StoreSlot<dyn crate::store::BudgetStore>,
 }
 
 impl RetryBudget {
@@ -99,8 +98,7 @@ impl RetryBudget {
         Self {
             balance: AtomicU32::new(capacity),
             capacity,
-            #[cfg(feature = "redis")]
-            shared: crate::redis::Slot::new(),
+            shared: crate::store::StoreSlot::new(),
         }
     }
 
@@ -108,9 +106,8 @@ impl RetryBudget {
     /// Bound to a store (feature `redis`), the fleet's, as last read.
     #[must_use]
     pub fn balance(&self) -> u32 {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get()
-            && shared.link.is_up()
+            && shared.is_up()
         {
             return shared.balance();
         }
@@ -130,7 +127,6 @@ impl RetryBudget {
     /// ```
     pub fn refill(&self) {
         self.balance.store(self.capacity, Ordering::Relaxed);
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             shared.reset();
         }
@@ -187,8 +183,7 @@ impl RetryBudget {
         Self {
             balance: AtomicU32::new(balance),
             capacity,
-            #[cfg(feature = "redis")]
-            shared: crate::redis::Slot::new(),
+            shared: crate::store::StoreSlot::new(),
         }
     }
 }

@@ -60,8 +60,7 @@ pub struct Cooldown {
     /// released no faster than it.
     learned: AtomicU64,
     pub(crate) record: GuardRecord,
-    #[cfg(feature = "redis")]
-    pub(crate) shared: crate::redis::CooldownSlot,
+    pub(crate) shared: crate::store::StoreSlot<dyn crate::store::CooldownStore>,
 }
 
 impl Cooldown {
@@ -78,8 +77,7 @@ impl Cooldown {
             spacing: 10_000_000,
             learned: AtomicU64::new(0),
             record: GuardRecord::new("cooldown", "cooldown"),
-            #[cfg(feature = "redis")]
-            shared: crate::redis::Slot::new(),
+            shared: crate::store::StoreSlot::new(),
         }
     }
 
@@ -119,9 +117,10 @@ impl Cooldown {
     }
 
     /// The spacing a 429's headers said the provider's bucket refills at
-    /// (zero before any).
-    #[cfg(feature = "redis")]
-    pub(crate) fn learned_spacing(&self) -> Duration {
+    /// (zero before any): what a store spaces the fleet's waiters by.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn learned_spacing(&self) -> Duration {
         Duration::from_nanos(self.learned.load(Ordering::Relaxed))
     }
 
@@ -173,7 +172,6 @@ impl Cooldown {
         self.until.store(0, Ordering::Release);
         self.next_release.store(0, Ordering::Release);
         self.record.changed("reopened by hand");
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             shared.reset();
         }
@@ -193,7 +191,6 @@ impl Guard for Cooldown {
     /// turn, or [`StopReason::Cooldown`] when that wait is longer than
     /// `max_retry_after` or leaves no room before the deadline.
     fn admit(&self, next: &NextAttempt) -> Admit {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             // Bound to a store: open by the mirror, go at once; closed,
             // the turn is the fleet's (in process while Redis is down).
@@ -203,10 +200,10 @@ impl Guard for Cooldown {
             {
                 return Admit::Go;
             }
-            if shared.link.is_up() {
+            if shared.is_up() {
                 return Admit::Later;
             }
-            shared.link.local_decision();
+            shared.local_decision();
         }
         self.admit_here(next)
     }
@@ -214,7 +211,6 @@ impl Guard for Cooldown {
     /// Bound to a store (feature `redis`): a waiter's turn in the fleet's
     /// queue, or in process when Redis fails to answer.
     fn admit_async(&self, next: NextAttempt) -> crate::PendingAdmit<'_> {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             return shared.turn(next);
         }
@@ -290,9 +286,8 @@ impl Guard for Cooldown {
                 // It was open: this hint closed it.
                 self.record.changed("closed");
             }
-            #[cfg(feature = "redis")]
             if let Some(shared) = self.shared.get()
-                && shared.link.is_up()
+                && shared.is_up()
             {
                 shared.close(hint);
             }

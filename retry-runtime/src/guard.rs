@@ -264,17 +264,16 @@ impl Guard for RetryBudget {
     /// timed-out attempt, or stops the call with [`StopReason::Budget`].
     #[inline]
     fn admit(&self, next: &NextAttempt) -> Admit {
-        #[cfg(feature = "redis")]
         if next.attempt > 1
             && !next.recheck
             && let Some(shared) = self.shared.get()
         {
             // Bound to a store: the fleet's bucket pays, in one round
             // trip before the attempt; the local one while Redis is down.
-            if shared.link.is_up() {
+            if shared.is_up() {
                 return Admit::Later;
             }
-            shared.link.local_decision();
+            shared.local_decision();
         }
         if next.attempt <= 1
             || next.recheck
@@ -299,9 +298,8 @@ impl Guard for RetryBudget {
                 Self::retry_cost(outcome.after_timeout)
             }
         };
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get()
-            && shared.link.is_up()
+            && shared.is_up()
         {
             shared.refund(refund);
             return;
@@ -312,7 +310,6 @@ impl Guard for RetryBudget {
     /// Bound to a store (feature `redis`): the retry's tokens from the
     /// fleet's bucket, or from the local one when Redis fails to answer.
     fn admit_async(&self, next: NextAttempt) -> PendingAdmit<'_> {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             return shared.take(self, Self::retry_cost(next.after_timeout));
         }

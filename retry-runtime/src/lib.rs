@@ -129,6 +129,8 @@ pub mod sse;
 mod start;
 pub mod stats;
 mod stop;
+#[doc(hidden)]
+pub mod store;
 pub mod stream;
 mod throttle;
 #[cfg(feature = "tower")]

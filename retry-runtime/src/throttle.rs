@@ -179,8 +179,7 @@ pub struct Throttle {
     /// The measured send rate's bits.
     measured: AtomicU64,
     pub(crate) record: GuardRecord,
-    #[cfg(feature = "redis")]
-    pub(crate) shared: crate::redis::ThrottleSlot,
+    pub(crate) shared: crate::store::StoreSlot<dyn crate::store::ThrottleStore>,
     /// How long the other calls wait for the first answer (see
     /// [`probe_first`](Throttle::probe_first)), nanoseconds; 0 for not.
     probe_first: u64,
@@ -571,8 +570,7 @@ impl Throttle {
             probe: AtomicU64::new(0),
             gated: AtomicU64::new(0),
             rose: tokio::sync::Notify::const_new(),
-            #[cfg(feature = "redis")]
-            shared: crate::redis::Slot::new(),
+            shared: crate::store::StoreSlot::new(),
         }
     }
 
@@ -782,7 +780,6 @@ impl Throttle {
         self.engaged.store(false, Ordering::Release);
         self.rate.store(0, Ordering::Release);
         self.record.changed("reset by hand");
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             shared.reset();
         }
@@ -864,9 +861,8 @@ impl Throttle {
         let (Some(remaining), Some(reset)) = (signals.get_remaining(), signals.get_reset()) else {
             return;
         };
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get()
-            && shared.link.is_up()
+            && shared.is_up()
         {
             // Bound to a store: the fleet's throttle paces by it.
             shared.report(signals);
@@ -937,13 +933,12 @@ impl Guard for Throttle {
     /// the rate: a retry reserves no token minutes ahead at an outage's
     /// rate.
     fn admit(&self, next: &NextAttempt) -> Admit {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             // Bound to a store: a token from the lease, or a batch from
             // the fleet's bucket (in process while Redis is down); until
             // the fleet's throttle paces, this process's calls wait for
             // its first answer, if it probes first.
-            if shared.link.is_up() {
+            if shared.is_up() {
                 if self.probe_first != 0 && !shared.is_on() {
                     if next.recheck {
                         // Asked again after the gate's wait: it held no
@@ -964,7 +959,7 @@ impl Guard for Throttle {
                 }
                 return shared.admit(next);
             }
-            shared.link.local_decision();
+            shared.local_decision();
         }
         self.admit_here(next)
     }
@@ -972,7 +967,6 @@ impl Guard for Throttle {
     /// Bound to a store (feature `redis`): a batch of tokens from the
     /// fleet's bucket, or in process when Redis fails to answer.
     fn admit_async(&self, next: NextAttempt) -> crate::PendingAdmit<'_> {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get() {
             return shared.take(next);
         }
@@ -990,9 +984,8 @@ impl Guard for Throttle {
     /// (feature `redis`), the fleet's throttle hears the cut and the
     /// window too.
     fn observe(&self, outcome: &Outcome) {
-        #[cfg(feature = "redis")]
         if let Some(shared) = self.shared.get()
-            && shared.link.is_up()
+            && shared.is_up()
         {
             // The fleet's throttle hears every throttle, and its script
             // keeps the rule for overloads, fleet-wide (see
@@ -1024,7 +1017,6 @@ impl Guard for Throttle {
 impl Throttle {
     /// Whether the throttle is bound to a store (feature `redis`).
     fn is_bound(&self) -> bool {
-        #[cfg(feature = "redis")]
         if self.shared.get().is_some() {
             return true;
         }
@@ -1153,8 +1145,8 @@ impl Throttle {
     /// asking becomes this process's probe and asks the fleet again, in
     /// [`PROBE_POLL`] at most; with no time for that before the
     /// deadline, the call goes without.
-    #[cfg(feature = "redis")]
-    pub(crate) fn held_for_the_fleet(&self, next: &NextAttempt, left: Duration) -> Admit {
+    #[doc(hidden)]
+    pub fn held_for_the_fleet(&self, next: &NextAttempt, left: Duration) -> Admit {
         let _ = self
             .probe
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |probe| {
@@ -1172,8 +1164,8 @@ impl Throttle {
 
     /// Bound to a store, the fleet's throttle paces or its probe's wait
     /// ran out: this process's calls are held no longer.
-    #[cfg(feature = "redis")]
-    pub(crate) fn heard_first(&self) {
+    #[doc(hidden)]
+    pub fn heard_first(&self) {
         self.probe.store(HEARD, Ordering::Release);
     }
 

@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::scripts::BREAKER_SCRIPT;
 use super::{
-    Agreed, BREAKER_IDLE, BindError, BoxedSync, Link, Member, Settings, Shareable, Slot, Unit,
-    micros,
+    Agreed, BREAKER_IDLE, BindError, BoxedSync, Link, Member, Settings, Shareable, Unit, micros,
 };
 use crate::clock::since_epoch;
 use crate::{Admit, Breaker, NextAttempt, Outcome, PendingAdmit, StopReason};
@@ -33,8 +32,6 @@ pub(crate) struct SharedBreaker {
     failures: AtomicU32,
     outcomes: AtomicU32,
 }
-
-pub(crate) type BreakerSlot = Slot<SharedBreaker>;
 
 impl SharedBreaker {
     /// Closes the fleet's breaker (see [`Breaker::reset`]): its mirror at
@@ -176,16 +173,20 @@ impl Shareable for Breaker {
         key: String,
         agreed: Arc<Agreed>,
     ) -> Result<(), BindError> {
-        let shared = self.shared.set(|| SharedBreaker {
-            link: Arc::clone(link),
-            key: key.into(),
-            breaker: self,
-            agreed,
-            state: AtomicU8::new(CLOSED),
-            open_until: AtomicU64::new(0),
-            failures: AtomicU32::new(0),
-            outcomes: AtomicU32::new(0),
-        })?;
+        let shared = super::bind(
+            &self.shared,
+            || SharedBreaker {
+                link: Arc::clone(link),
+                key: key.into(),
+                breaker: self,
+                agreed,
+                state: AtomicU8::new(CLOSED),
+                open_until: AtomicU64::new(0),
+                failures: AtomicU32::new(0),
+                outcomes: AtomicU32::new(0),
+            },
+            |shared| shared,
+        )?;
         link.join(shared);
         Ok(())
     }
@@ -213,5 +214,29 @@ impl Shareable for Breaker {
                 i64::from(self.get_probes()),
             ],
         )
+    }
+}
+
+super::forward_store!(SharedBreaker);
+
+impl crate::store::BreakerStore for SharedBreaker {
+    fn admit(&self, next: &NextAttempt) -> Admit {
+        Self::admit(self, next)
+    }
+
+    fn probe(&'static self, next: NextAttempt) -> PendingAdmit<'static> {
+        Self::probe(self, next)
+    }
+
+    fn observe(&'static self, outcome: &Outcome) {
+        Self::observe(self, outcome);
+    }
+
+    fn view(&self, now: Instant) -> (crate::BreakerState, Duration) {
+        Self::view(self, now)
+    }
+
+    fn reset(&'static self) {
+        Self::reset(self);
     }
 }

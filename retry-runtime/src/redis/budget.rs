@@ -5,9 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::scripts::BUDGET_SCRIPT;
-use super::{
-    Agreed, BUDGET_IDLE, BindError, BoxedSync, Link, Member, Settings, Shareable, Slot, Unit,
-};
+use super::{Agreed, BUDGET_IDLE, BindError, BoxedSync, Link, Member, Settings, Shareable, Unit};
 use crate::{Admit, PendingAdmit, RetryBudget, StopReason};
 
 pub(crate) struct SharedBudget {
@@ -20,8 +18,6 @@ pub(crate) struct SharedBudget {
     /// The fleet's tokens as last read.
     balance: AtomicU32,
 }
-
-pub(crate) type BudgetSlot = Slot<SharedBudget>;
 
 impl SharedBudget {
     /// Fills the fleet's bucket (see [`RetryBudget::refill`]): its mirror
@@ -115,13 +111,17 @@ impl Shareable for RetryBudget {
         key: String,
         agreed: Arc<Agreed>,
     ) -> Result<(), BindError> {
-        let shared = self.shared.set(|| SharedBudget {
-            link: Arc::clone(link),
-            key: key.into(),
-            agreed,
-            pending: AtomicU32::new(0),
-            balance: AtomicU32::new(self.capacity()),
-        })?;
+        let shared = super::bind(
+            &self.shared,
+            || SharedBudget {
+                link: Arc::clone(link),
+                key: key.into(),
+                agreed,
+                pending: AtomicU32::new(0),
+                balance: AtomicU32::new(self.capacity()),
+            },
+            |shared| shared,
+        )?;
         link.join(shared);
         Ok(())
     }
@@ -135,5 +135,25 @@ impl Shareable for RetryBudget {
             &[("capacity", Unit::Count)],
             vec![i64::from(self.capacity())],
         )
+    }
+}
+
+super::forward_store!(SharedBudget);
+
+impl crate::store::BudgetStore for SharedBudget {
+    fn take<'a>(&'static self, local: &'a RetryBudget, cost: u32) -> PendingAdmit<'a> {
+        Self::take(self, local, cost)
+    }
+
+    fn refund(&self, amount: u32) {
+        Self::refund(self, amount);
+    }
+
+    fn balance(&self) -> u32 {
+        Self::balance(self)
+    }
+
+    fn reset(&'static self) {
+        Self::reset(self);
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::scripts::COOLDOWN_SCRIPT;
 use super::{
-    Agreed, BindError, BoxedSync, COOLDOWN_IDLE, Link, Member, Settings, Shareable, Slot, Unit,
+    Agreed, BindError, BoxedSync, COOLDOWN_IDLE, Link, Member, Settings, Shareable, Unit,
     from_micros, micros,
 };
 use crate::clock::{MIN_ATTEMPT_NANOS, since_epoch};
@@ -24,8 +24,6 @@ pub(crate) struct SharedCooldown {
     /// The spacing, the fleet's.
     agreed: Arc<Agreed>,
 }
-
-pub(crate) type CooldownSlot = Slot<SharedCooldown>;
 
 fn idle() -> i64 {
     micros(COOLDOWN_IDLE) / 1000
@@ -183,13 +181,17 @@ impl Shareable for Cooldown {
         key: String,
         agreed: Arc<Agreed>,
     ) -> Result<(), BindError> {
-        let shared = self.shared.set(|| SharedCooldown {
-            link: Arc::clone(link),
-            key: key.into(),
-            cooldown: self,
-            closed_here: std::sync::atomic::AtomicU64::new(0),
-            agreed,
-        })?;
+        let shared = super::bind(
+            &self.shared,
+            || SharedCooldown {
+                link: Arc::clone(link),
+                key: key.into(),
+                cooldown: self,
+                closed_here: std::sync::atomic::AtomicU64::new(0),
+                agreed,
+            },
+            |shared| shared,
+        )?;
         link.join(shared);
         Ok(())
     }
@@ -203,5 +205,21 @@ impl Shareable for Cooldown {
             &[("spacing", Unit::Micros)],
             vec![micros(self.get_spacing())],
         )
+    }
+}
+
+super::forward_store!(SharedCooldown);
+
+impl crate::store::CooldownStore for SharedCooldown {
+    fn turn(&'static self, next: NextAttempt) -> PendingAdmit<'static> {
+        Self::turn(self, next)
+    }
+
+    fn close(&'static self, hint: Duration) {
+        Self::close(self, hint);
+    }
+
+    fn reset(&'static self) {
+        Self::reset(self);
     }
 }

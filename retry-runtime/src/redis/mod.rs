@@ -123,12 +123,13 @@
 //! tokens over 4 processes allows up to 4 × 100 retries; a throttle's rate
 //! is each process's own).
 use std::fmt;
-use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ::redis as rs;
+
+use crate::store::StoreSlot;
 
 mod breaker;
 mod budget;
@@ -140,11 +141,6 @@ mod timer;
 
 #[doc(hidden)]
 pub use settings::{Agreed, Settings, Unit};
-
-pub(crate) use breaker::BreakerSlot;
-pub(crate) use budget::BudgetSlot;
-pub(crate) use cooldown::CooldownSlot;
-pub(crate) use throttle::ThrottleSlot;
 
 /// How long a budget's key lives without a retry or a refund: 1 hour.
 pub const BUDGET_IDLE: Duration = Duration::from_secs(3600);
@@ -1156,47 +1152,37 @@ async fn refresh_loop(link: std::sync::Weak<Link>) {
     }
 }
 
-/// Where a bound guard keeps its shared part: set once, read with one
-/// load. `ManuallyDrop`, so a guard's `const` builders compile (the
-/// shared part lives as long as the `static` guard).
-pub(crate) struct Slot<T: 'static>(ManuallyDrop<OnceLock<&'static T>>);
+/// Binds a guard's slot to the shared part `make` builds, kept for the
+/// process's life (`as_dyn`: it, as the slot's store interface).
+pub(crate) fn bind<S: ?Sized, T: 'static>(
+    slot: &StoreSlot<S>,
+    make: impl FnOnce() -> T,
+    as_dyn: fn(&'static T) -> &'static S,
+) -> Result<&'static T, BindError> {
+    let mut made = None;
+    slot.bind(|| {
+        let shared: &'static T = Box::leak(Box::new(make()));
+        made = Some(shared);
+        as_dyn(shared)
+    });
+    made.ok_or(BindError::AlreadyBound)
+}
 
-impl<T> Slot<T> {
-    pub(crate) const fn new() -> Self {
-        Self(ManuallyDrop::new(OnceLock::new()))
-    }
+/// [`Store`] for a guard's shared part, by its `link`.
+macro_rules! forward_store {
+    ($shared:ty) => {
+        impl crate::store::Store for $shared {
+            fn is_up(&self) -> bool {
+                self.link.is_up()
+            }
 
-    /// The shared part, when the guard is bound.
-    #[inline]
-    pub(crate) fn get(&self) -> Option<&'static T> {
-        self.0.get().copied()
-    }
-
-    /// Binds the guard: `make` builds its shared part, kept for the
-    /// process's life.
-    pub(crate) fn set(&self, make: impl FnOnce() -> T) -> Result<&'static T, BindError> {
-        let mut fresh = false;
-        let shared = *self.0.get_or_init(|| {
-            fresh = true;
-            Box::leak(Box::new(make()))
-        });
-        if fresh {
-            Ok(shared)
-        } else {
-            Err(BindError::AlreadyBound)
+            fn local_decision(&self) {
+                self.link.local_decision();
+            }
         }
-    }
+    };
 }
-
-impl<T> fmt::Debug for Slot<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.get().is_some() {
-            "bound"
-        } else {
-            "in process"
-        })
-    }
-}
+pub(crate) use forward_store;
 
 /// Microseconds of `d`, held to [`LONGEST_HOLD`](crate::guard::LONGEST_HOLD):
 /// no script is asked to store a time further ahead (a server's `now`

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::scripts::THROTTLE_SCRIPT;
 use super::{
-    Agreed, BindError, BoxedSync, Link, Member, Settings, Shareable, Slot, THROTTLE_IDLE, Unit,
+    Agreed, BindError, BoxedSync, Link, Member, Settings, Shareable, THROTTLE_IDLE, Unit,
     from_micros, micros,
 };
 use crate::clock::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, since_epoch};
@@ -52,8 +52,6 @@ pub(crate) struct SharedThrottle {
     /// asking whether it is the fleet's.
     probing: AtomicBool,
 }
-
-pub(crate) type ThrottleSlot = Slot<SharedThrottle>;
 
 impl SharedThrottle {
     /// Turns the fleet's throttle off (see [`Throttle::reset`]): its
@@ -353,21 +351,25 @@ impl Shareable for Throttle {
         key: String,
         agreed: Arc<Agreed>,
     ) -> Result<(), BindError> {
-        let shared = self.shared.set(|| SharedThrottle {
-            link: Arc::clone(link),
-            key: key.into(),
-            throttle: self,
-            agreed,
-            on: AtomicBool::new(false),
-            rate: AtomicU64::new(0),
-            reserved: Mutex::new(Vec::new()),
-            lease: AtomicU32::new(0),
-            lease_until: AtomicU64::new(0),
-            report: Mutex::new(None),
-            reporting: AtomicBool::new(false),
-            sent: AtomicU32::new(0),
-            probing: AtomicBool::new(false),
-        })?;
+        let shared = super::bind(
+            &self.shared,
+            || SharedThrottle {
+                link: Arc::clone(link),
+                key: key.into(),
+                throttle: self,
+                agreed,
+                on: AtomicBool::new(false),
+                rate: AtomicU64::new(0),
+                reserved: Mutex::new(Vec::new()),
+                lease: AtomicU32::new(0),
+                lease_until: AtomicU64::new(0),
+                report: Mutex::new(None),
+                reporting: AtomicBool::new(false),
+                sent: AtomicU32::new(0),
+                probing: AtomicBool::new(false),
+            },
+            |shared| shared,
+        )?;
         link.join(shared);
         Ok(())
     }
@@ -392,5 +394,37 @@ impl Shareable for Throttle {
             &[("min_rate", Unit::Milli), ("max_rate", Unit::MilliOrNone)],
             vec![milli(self.get_min_rate()), milli(self.get_max_rate())],
         )
+    }
+}
+
+super::forward_store!(SharedThrottle);
+
+impl crate::store::ThrottleStore for SharedThrottle {
+    fn is_on(&self) -> bool {
+        Self::is_on(self)
+    }
+
+    fn probe(&self) -> Admit {
+        Self::probe(self)
+    }
+
+    fn admit(&self, next: &NextAttempt) -> Admit {
+        Self::admit(self, next)
+    }
+
+    fn take(&'static self, next: NextAttempt) -> PendingAdmit<'static> {
+        Self::take(self, next)
+    }
+
+    fn observe(&'static self, outcome: &Outcome) {
+        Self::observe(self, outcome);
+    }
+
+    fn report(&'static self, signals: crate::Signals) {
+        Self::report(self, signals);
+    }
+
+    fn reset(&'static self) {
+        Self::reset(self);
     }
 }
