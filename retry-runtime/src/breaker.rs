@@ -835,9 +835,24 @@ impl Guard for Breaker {
 }
 
 impl Breaker {
+    /// Its statistics record, for a store that decides for it.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn guard_record(&self) -> &crate::stats::GuardRecord {
+        &self.record
+    }
+
+    /// The slot a store binds it by.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn store_slot(&self) -> &crate::store::StoreSlot<dyn crate::store::BreakerStore> {
+        &self.shared
+    }
+
     /// [`Guard::admit`] on this process's state alone.
     #[inline]
-    pub(crate) fn admit_here(&self, next: &NextAttempt) -> Admit {
+    #[doc(hidden)]
+    pub fn admit_here(&self, next: &NextAttempt) -> Admit {
         match self.opened.load(Ordering::Acquire) {
             0 => Admit::Go,
             opened => self.admit_open(opened, since_epoch(next.now)),
@@ -848,8 +863,7 @@ impl Breaker {
 /// Whether a breaker counts `outcome`, and as a failure: a success counts
 /// as none, a transient or overloaded failure as one; anything else is not
 /// counted.
-#[cfg_attr(not(feature = "redis"), allow(dead_code))]
-pub(crate) fn counted(outcome: &Outcome) -> Option<bool> {
+pub fn counted(outcome: &Outcome) -> Option<bool> {
     match outcome.result {
         AttemptResult::Success => Some(false),
         AttemptResult::Failure { class, .. }

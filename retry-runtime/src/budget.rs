@@ -61,6 +61,13 @@ pub struct RetryBudget {
 }
 
 impl RetryBudget {
+    /// The slot a store binds it by.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn store_slot(&self) -> &crate::store::StoreSlot<dyn crate::store::BudgetStore> {
+        &self.shared
+    }
+
     /// The default capacity: 500 tokens.
     pub const CAPACITY: u32 = 500;
     /// What a retry costs: 5 tokens.
@@ -150,7 +157,8 @@ impl RetryBudget {
 
     /// Takes `cost` tokens if there are that many; `false` leaves the
     /// bucket as it was.
-    pub(crate) fn try_acquire(&self, cost: u32) -> bool {
+    #[doc(hidden)]
+    pub fn try_acquire(&self, cost: u32) -> bool {
         // The counter publishes no other memory, so `Relaxed` suffices; the
         // compare-and-swap makes each take atomic, so two callers can never
         // both spend the last tokens.

@@ -20,10 +20,11 @@ use std::time::{Duration, Instant};
 /// assert_eq!(tenacious::MIN_ATTEMPT, Duration::from_millis(1));
 /// ```
 pub const MIN_ATTEMPT: Duration = Duration::from_millis(1);
-pub(crate) const MIN_ATTEMPT_NANOS: u64 = 1_000_000;
+/// [`MIN_ATTEMPT`] in nanoseconds.
+pub const MIN_ATTEMPT_NANOS: u64 = 1_000_000;
 /// What a sleep may overrun its delay by on tokio's timer, which rounds
 /// every wake-up up to its next millisecond tick.
-pub(crate) const TIMER_ROUNDING_NANOS: u64 = 1_000_000;
+pub const TIMER_ROUNDING_NANOS: u64 = 1_000_000;
 
 /// Which clock a call keeps its deadline and elapsed time on: the one it
 /// sleeps on.
@@ -51,7 +52,7 @@ pub(crate) fn now_on(system: bool) -> std::time::Instant {
 /// Converts to nanoseconds, saturating at `u64::MAX` (about 584 years).
 // `u64::try_from` is not `const`; the cast is guarded by the comparison.
 #[allow(clippy::cast_possible_truncation)]
-pub(crate) const fn saturating_nanos(d: std::time::Duration) -> u64 {
+pub const fn saturating_nanos(d: std::time::Duration) -> u64 {
     let nanos = d.as_nanos();
     if nanos > u64::MAX as u128 {
         u64::MAX
@@ -63,7 +64,7 @@ pub(crate) const fn saturating_nanos(d: std::time::Duration) -> u64 {
 /// Nanoseconds from the process's guard epoch to `at` (1 at the epoch and
 /// before it, so 0 can mean "never"): the clock every in-process guard keeps
 /// its times on, as atomics.
-pub(crate) fn since_epoch(at: Instant) -> u64 {
+pub fn since_epoch(at: Instant) -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     // An hour before the first time seen, so an instant of another clock
     // a little behind it (the system's, beside tokio's auto-advanced one)

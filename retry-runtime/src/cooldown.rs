@@ -124,6 +124,15 @@ impl Cooldown {
         Duration::from_nanos(self.learned.load(Ordering::Relaxed))
     }
 
+    /// Sets what a store mirrors of the fleet's cooldown: when it reopens
+    /// and when its queue's last turn is, on [`since_epoch`]'s clock (0:
+    /// open, no queue).
+    #[doc(hidden)]
+    pub fn mirror(&self, until: u64, next_release: u64) {
+        self.until.store(until, Ordering::Release);
+        self.next_release.store(next_release, Ordering::Release);
+    }
+
     fn release_nanos(&self) -> u64 {
         self.spacing.max(self.learned.load(Ordering::Relaxed))
     }
@@ -296,8 +305,31 @@ impl Guard for Cooldown {
 }
 
 impl Cooldown {
+    /// Its statistics record, for a store that decides for it.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn guard_record(&self) -> &crate::stats::GuardRecord {
+        &self.record
+    }
+
+    /// The slot a store binds it by.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn store_slot(&self) -> &crate::store::StoreSlot<dyn crate::store::CooldownStore> {
+        &self.shared
+    }
+
+    /// Moves what a store mirrors of the fleet's cooldown later, never
+    /// earlier: when it reopens and its queue's last turn (0: no change).
+    #[doc(hidden)]
+    pub fn mirror_later(&self, until: u64, next_release: u64) {
+        self.until.fetch_max(until, Ordering::AcqRel);
+        self.next_release.fetch_max(next_release, Ordering::AcqRel);
+    }
+
     /// [`Guard::admit`] on this process's state alone.
-    pub(crate) fn admit_here(&self, next: &NextAttempt) -> Admit {
+    #[doc(hidden)]
+    pub fn admit_here(&self, next: &NextAttempt) -> Admit {
         let now = since_epoch(next.now);
         let ready = now.saturating_add(saturating_nanos(next.wait));
         let until = self.until.load(Ordering::Acquire);

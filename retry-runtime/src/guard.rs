@@ -354,7 +354,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for ByAddress<T> {
 /// A cooldown closes, and a script stores a time, no further ahead than
 /// this (a saturated `Retry-After` under a policy whose `max_retry_after`
 /// is `Duration::MAX` used to close one for 584 years).
-pub(crate) const LONGEST_HOLD: Duration = Duration::from_secs(366 * 86_400);
+pub const LONGEST_HOLD: Duration = Duration::from_secs(366 * 86_400);
 
 thread_local! {
     /// Whether this thread is in [`block_on`]: a guard's future that needs
@@ -363,9 +363,9 @@ thread_local! {
     static BLOCKED_ON: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Whether the thread is blocked on a guard's answer ([`block_on`]).
-#[cfg_attr(not(feature = "redis"), allow(dead_code))]
-pub(crate) fn blocked_on() -> bool {
+/// Whether the thread is blocked on a guard's answer (a blocking call waiting
+/// for its async answer): a store must not wait on itself there.
+pub fn blocked_on() -> bool {
     BLOCKED_ON.with(std::cell::Cell::get)
 }
 

@@ -3,16 +3,16 @@
 //! hash tag). One check for both, so each refuses what the other would.
 
 /// The longest name of a shared guard: 200 bytes.
-pub(crate) const MAX_BYTES: usize = 200;
+pub const MAX_BYTES: usize = 200;
 
 /// Why a name cannot name a shared guard, after the name in both
 /// `BindError::BadName` and the config reader's problem.
-pub(crate) const REFUSED: &str = "cannot name a shared guard: 1 to 200 bytes, no braces (a store \
+pub const REFUSED: &str = "cannot name a shared guard: 1 to 200 bytes, no braces (a store \
      keys the guard by its name, in braces as the key's hash tag)";
 
 /// Whether `name` can name a shared guard: 1 to [`MAX_BYTES`] bytes, no
 /// brace; else [`REFUSED`].
-pub(crate) fn check(name: &str) -> Result<(), &'static str> {
+pub fn check(name: &str) -> Result<(), &'static str> {
     if name.is_empty() || name.len() > MAX_BYTES || name.contains(['{', '}']) {
         Err(REFUSED)
     } else {

@@ -96,7 +96,6 @@ mod failure;
 mod fallback_fn;
 mod glue;
 mod guard;
-#[cfg(any(feature = "config", feature = "redis"))]
 mod guard_name;
 mod hooks;
 #[cfg(feature = "http")]
@@ -111,8 +110,6 @@ mod policy;
 mod polled;
 #[cfg(feature = "http")]
 pub mod rate_limits;
-#[cfg(feature = "redis")]
-pub mod redis;
 mod refused;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;

@@ -158,3 +158,17 @@ pub trait BudgetStore: Store {
     /// Fills the shared bucket by hand, for every process.
     fn reset(&'static self);
 }
+
+/// What a store implementation needs of the core beyond the guards' public
+/// API: the clock the guards keep their times on, the bounds they clamp
+/// to, and how they read an outcome. Re-exported, not copied, so a store
+/// decides by the same rules as the guards in process.
+pub mod hooks {
+    pub use crate::breaker::counted;
+    pub use crate::clock::{
+        MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, saturating_nanos, since_epoch,
+    };
+    pub use crate::guard::{LONGEST_HOLD, blocked_on};
+    pub use crate::guard_name::{MAX_BYTES, REFUSED, check as check_name};
+    pub use crate::throttle::{MAX_RESET, overload_only, throttled};
+}

@@ -524,7 +524,7 @@ impl State {
 /// saturated or garbled `x-ratelimit-reset-requests`) says nothing of the
 /// window, rather than holding every call of the process until it
 /// restarts.
-pub(crate) const MAX_RESET: Duration = Duration::from_secs(86_400);
+pub const MAX_RESET: Duration = Duration::from_secs(86_400);
 
 /// Whether a wait of `wait` nanoseconds leaves no room in `left` for an
 /// attempt: the wait, a tick of the timer's rounding and one attempt's
@@ -1015,6 +1015,20 @@ impl Guard for Throttle {
 }
 
 impl Throttle {
+    /// Its statistics record, for a store that decides for it.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn guard_record(&self) -> &crate::stats::GuardRecord {
+        &self.record
+    }
+
+    /// The slot a store binds it by.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn store_slot(&self) -> &crate::store::StoreSlot<dyn crate::store::ThrottleStore> {
+        &self.shared
+    }
+
     /// Whether the throttle is bound to a store (feature `redis`).
     fn is_bound(&self) -> bool {
         if self.shared.get().is_some() {
@@ -1170,7 +1184,8 @@ impl Throttle {
     }
 
     /// [`Guard::admit`] on this process's state alone.
-    pub(crate) fn admit_here(&self, next: &NextAttempt) -> Admit {
+    #[doc(hidden)]
+    pub fn admit_here(&self, next: &NextAttempt) -> Admit {
         // A call asked again after waiting for the first answer holds no
         // token: it is admitted afresh. (One that was dropped while
         // waiting leaves its count behind: the next call asked again
@@ -1362,14 +1377,18 @@ const OVERLOADS_TO_CUT: u32 = 3;
 /// Whether `outcome` is an overload and not a rate limit: a failure that
 /// says the provider as a whole is refusing work, of a class other than
 /// `RateLimited`.
-pub(crate) fn overload_only(outcome: &Outcome) -> bool {
+pub fn overload_only(outcome: &Outcome) -> bool {
     matches!(
         outcome.result,
         AttemptResult::Failure { class, .. } if class != ErrorClass::RateLimited
     ) && outcome.signals.is_overloaded()
 }
 
-pub(crate) fn throttled(outcome: &Outcome) -> Option<bool> {
+/// What `outcome` says of the rate: `Some(true)` a throttle (a rate limit
+/// that does not say where the provider's bucket stands, or an overload),
+/// `Some(false)` a success, `None` nothing (another failure, a 429 whose
+/// headers say where the bucket stands, an attempt not made).
+pub fn throttled(outcome: &Outcome) -> Option<bool> {
     let signals = outcome.signals;
     let bucket_said = signals.get_limit().is_some()
         && signals.get_remaining().is_some()

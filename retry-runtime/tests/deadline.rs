@@ -227,14 +227,16 @@ fn a_blocking_loop_keeps_its_deadline_on_the_clock_it_sleeps_on() {
         .max(8)
         .jitter(Jitter::None)
         .base(Duration::from_millis(10))
-        .deadline(Duration::from_millis(50))
+        .deadline(Duration::from_millis(500))
         .retry_blocking_failure(|| {
             attempts += 1;
             Err::<(), _>(Fault::Transient)
         })
         .unwrap_err();
-    // 10 ms, then 20 ms; a third wait of 40 ms would end past the deadline.
-    assert_eq!(attempts, 3);
+    // 10, 20, 40, 80, 160 ms: 310 ms; a sixth wait of 320 ms would end past
+    // the deadline. (The thread really sleeps: the margin of 190 ms keeps a
+    // busy machine's late wake-ups from ending it one attempt early.)
+    assert_eq!(attempts, 6);
     assert_eq!(failure.stop_reason(), StopReason::Deadline);
 }
 

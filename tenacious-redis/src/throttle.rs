@@ -8,13 +8,15 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::scripts::THROTTLE_SCRIPT;
-use super::{
+use crate::scripts::THROTTLE_SCRIPT;
+use crate::{
     Agreed, BindError, BoxedSync, Link, Member, Settings, Shareable, THROTTLE_IDLE, Unit,
     from_micros, micros,
 };
-use crate::clock::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, since_epoch};
-use crate::{Admit, AttemptResult, NextAttempt, Outcome, PendingAdmit, StopReason, Throttle};
+use tenacious_runtime::store::hooks::{MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, since_epoch};
+use tenacious_runtime::{
+    Admit, AttemptResult, NextAttempt, Outcome, PendingAdmit, StopReason, Throttle,
+};
 
 /// How long a lease's tokens may be used: 50 ms, the batch's span.
 const LEASE: Duration = Duration::from_millis(50);
@@ -66,7 +68,7 @@ impl SharedThrottle {
         self.lease.store(0, Ordering::Release);
         self.lease_until.store(0, Ordering::Release);
         *self.report.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        super::forget(&self.link, &self.key);
+        crate::forget(&self.link, &self.key);
     }
 
     fn args(&self, op: i64, a: i64, b: i64, c: i64) -> Vec<i64> {
@@ -195,12 +197,12 @@ impl SharedThrottle {
             }
             self.heard(rate, on);
             if granted <= 0 {
-                self.throttle.record.stopped();
+                self.throttle.guard_record().stopped();
                 return Admit::Stop(StopReason::Deadline);
             }
             if granted > 1 {
-                let until =
-                    since_epoch(next.now).saturating_add(crate::clock::saturating_nanos(LEASE));
+                let until = since_epoch(next.now)
+                    .saturating_add(tenacious_runtime::store::hooks::saturating_nanos(LEASE));
                 self.lease
                     .store(u32::try_from(granted - 1).unwrap_or(0), Ordering::Release);
                 self.lease_until.store(until, Ordering::Release);
@@ -209,11 +211,11 @@ impl SharedThrottle {
                 Admit::Go
             } else {
                 let wait = from_micros(wait);
-                self.throttle.record.waited(wait);
+                self.throttle.guard_record().waited(wait);
                 // Due after the wait the call plans anyway and this one.
                 let due = since_epoch(next.now)
-                    .saturating_add(crate::clock::saturating_nanos(next.wait))
-                    .saturating_add(crate::clock::saturating_nanos(wait));
+                    .saturating_add(tenacious_runtime::store::hooks::saturating_nanos(next.wait))
+                    .saturating_add(tenacious_runtime::store::hooks::saturating_nanos(wait));
                 self.reserved
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -234,14 +236,14 @@ impl SharedThrottle {
             }
             return;
         }
-        if crate::throttle::throttled(outcome) == Some(true) {
+        if tenacious_runtime::store::hooks::throttled(outcome) == Some(true) {
             // On from now: the retry decided next is paced, not only those
             // decided once the fleet's answer is back.
             self.on.store(true, Ordering::Release);
             // An overload the script counts in a run, fleet-wide, while
             // the headers pace: a process that never heard them cuts no
             // sooner than one that did.
-            let overload = i64::from(crate::throttle::overload_only(outcome));
+            let overload = i64::from(tenacious_runtime::store::hooks::overload_only(outcome));
             self.link.push::<(i64, i64, i64, i64), _>(
                 &THROTTLE_SCRIPT,
                 &self.key,
@@ -261,9 +263,9 @@ impl SharedThrottle {
     /// Tells the fleet's throttle where the provider's bucket stands, if
     /// `signals` say (`remaining` and `reset`): an outcome's, or a
     /// success's headers handed to [`Throttle::report`].
-    pub(crate) fn report(&'static self, signals: crate::Signals) {
+    pub(crate) fn report(&'static self, signals: tenacious_runtime::Signals) {
         if let (Some(remaining), Some(reset)) = (signals.get_remaining(), signals.get_reset()) {
-            if reset > crate::throttle::MAX_RESET {
+            if reset > tenacious_runtime::store::hooks::MAX_RESET {
                 // A saturated or garbled reset says nothing of the window,
                 // fleet-wide as in process.
                 return;
@@ -351,8 +353,8 @@ impl Shareable for Throttle {
         key: String,
         agreed: Arc<Agreed>,
     ) -> Result<(), BindError> {
-        let shared = super::bind(
-            &self.shared,
+        let shared = crate::bind(
+            self.store_slot(),
             || SharedThrottle {
                 link: Arc::clone(link),
                 key: key.into(),
@@ -397,9 +399,9 @@ impl Shareable for Throttle {
     }
 }
 
-super::forward_store!(SharedThrottle);
+crate::forward_store!(SharedThrottle);
 
-impl crate::store::ThrottleStore for SharedThrottle {
+impl tenacious_runtime::store::ThrottleStore for SharedThrottle {
     fn is_on(&self) -> bool {
         Self::is_on(self)
     }
@@ -420,7 +422,7 @@ impl crate::store::ThrottleStore for SharedThrottle {
         Self::observe(self, outcome);
     }
 
-    fn report(&'static self, signals: crate::Signals) {
+    fn report(&'static self, signals: tenacious_runtime::Signals) {
         Self::report(self, signals);
     }
 

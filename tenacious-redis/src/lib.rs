@@ -1,7 +1,7 @@
 //! Provider guards shared across processes through Redis (feature `redis`).
 //!
-//! A [`RetryBudget`](crate::RetryBudget), [`Cooldown`](crate::Cooldown),
-//! [`Throttle`](crate::Throttle) or [`Breaker`](crate::Breaker) declared as
+//! A [`RetryBudget`](tenacious_runtime::RetryBudget), [`Cooldown`](tenacious_runtime::Cooldown),
+//! [`Throttle`](tenacious_runtime::Throttle) or [`Breaker`](tenacious_runtime::Breaker) declared as
 //! a `static` keeps its state in process. Bound at start-up to a name in a
 //! [`Store`], it shares that state with every process bound to the same
 //! name of the same Redis: one budget, one cooldown, one throttle rate,
@@ -122,6 +122,15 @@
 //! most the number of processes times one guard's (a budget of 500
 //! tokens over 4 processes allows up to 4 × 100 retries; a throttle's rate
 //! is each process's own).
+//!
+//! This crate is the store; the guards reach it only through the core's
+//! store hook (`tenacious_runtime::store`), so the core runtime carries
+//! no Redis code. Users name it `tenacious::redis`, with the facade's
+//! feature `redis`.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -129,7 +138,7 @@ use std::time::{Duration, Instant};
 
 use ::redis as rs;
 
-use crate::store::StoreSlot;
+use tenacious_runtime::store::StoreSlot;
 
 mod breaker;
 mod budget;
@@ -413,7 +422,9 @@ impl fmt::Display for BindError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::AlreadyBound => f.write_str("this guard is bound to a store already"),
-            Self::BadName(name) => write!(f, "{name:?} {}", crate::guard_name::REFUSED),
+            Self::BadName(name) => {
+                write!(f, "{name:?} {}", tenacious_runtime::store::hooks::REFUSED)
+            }
             Self::OtherSettings {
                 name,
                 kind,
@@ -431,9 +442,9 @@ impl fmt::Display for BindError {
 
 impl std::error::Error for BindError {}
 
-/// A guard a [`Store`] can share: [`RetryBudget`](crate::RetryBudget),
-/// [`Cooldown`](crate::Cooldown), [`Throttle`](crate::Throttle),
-/// [`Breaker`](crate::Breaker). Sealed.
+/// A guard a [`Store`] can share: [`RetryBudget`](tenacious_runtime::RetryBudget),
+/// [`Cooldown`](tenacious_runtime::Cooldown), [`Throttle`](tenacious_runtime::Throttle),
+/// [`Breaker`](tenacious_runtime::Breaker). Sealed.
 pub trait Shareable: sealed::Sealed + Sync + 'static {
     /// Binds `self` to `key` of `link`'s Redis, its scripts taking the
     /// settings `agreed` on.
@@ -454,10 +465,10 @@ pub trait Shareable: sealed::Sealed + Sync + 'static {
 
 mod sealed {
     pub trait Sealed {}
-    impl Sealed for crate::RetryBudget {}
-    impl Sealed for crate::Cooldown {}
-    impl Sealed for crate::Throttle {}
-    impl Sealed for crate::Breaker {}
+    impl Sealed for tenacious_runtime::RetryBudget {}
+    impl Sealed for tenacious_runtime::Cooldown {}
+    impl Sealed for tenacious_runtime::Throttle {}
+    impl Sealed for tenacious_runtime::Breaker {}
 }
 
 impl Store {
@@ -632,7 +643,7 @@ impl Store {
     /// # Ok(()) }
     /// ```
     pub fn bind<G: Shareable>(&self, guard: &'static G, name: &str) -> Result<(), BindError> {
-        if crate::guard_name::check(name).is_err() {
+        if tenacious_runtime::store::hooks::check_name(name).is_err() {
             return Err(BindError::BadName(name.to_owned()));
         }
         let key = format!("{}:{{{name}}}:{}", self.link.prefix, guard.kind());
@@ -990,7 +1001,7 @@ impl Link {
         async move {
             // Asked when first polled: a blocking call polls it inside
             // `block_on`.
-            let stuck = crate::guard::blocked_on()
+            let stuck = tenacious_runtime::store::hooks::blocked_on()
                 && tokio::runtime::Handle::try_current().is_ok_and(|current| {
                     current.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
                 });
@@ -1171,7 +1182,7 @@ pub(crate) fn bind<S: ?Sized, T: 'static>(
 /// [`Store`] for a guard's shared part, by its `link`.
 macro_rules! forward_store {
     ($shared:ty) => {
-        impl crate::store::Store for $shared {
+        impl tenacious_runtime::store::Store for $shared {
             fn is_up(&self) -> bool {
                 self.link.is_up()
             }
@@ -1184,11 +1195,15 @@ macro_rules! forward_store {
 }
 pub(crate) use forward_store;
 
-/// Microseconds of `d`, held to [`LONGEST_HOLD`](crate::guard::LONGEST_HOLD):
+/// Microseconds of `d`, held to [`LONGEST_HOLD`](tenacious_runtime::store::hooks::LONGEST_HOLD):
 /// no script is asked to store a time further ahead (a server's `now`
 /// plus `i64::MAX` overflowed into a negative time).
 pub(crate) fn micros(d: Duration) -> i64 {
-    i64::try_from(d.min(crate::guard::LONGEST_HOLD).as_micros()).unwrap_or(i64::MAX)
+    i64::try_from(
+        d.min(tenacious_runtime::store::hooks::LONGEST_HOLD)
+            .as_micros(),
+    )
+    .unwrap_or(i64::MAX)
 }
 
 /// Deletes `key` in the background: its guard starts afresh fleet-wide.

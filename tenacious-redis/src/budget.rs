@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::scripts::BUDGET_SCRIPT;
-use super::{Agreed, BUDGET_IDLE, BindError, BoxedSync, Link, Member, Settings, Shareable, Unit};
-use crate::{Admit, PendingAdmit, RetryBudget, StopReason};
+use crate::scripts::BUDGET_SCRIPT;
+use crate::{Agreed, BUDGET_IDLE, BindError, BoxedSync, Link, Member, Settings, Shareable, Unit};
+use tenacious_runtime::{Admit, PendingAdmit, RetryBudget, StopReason};
 
 pub(crate) struct SharedBudget {
     pub(crate) link: Arc<Link>,
@@ -28,7 +28,7 @@ impl SharedBudget {
             u32::try_from(self.capacity()).unwrap_or(0),
             Ordering::Release,
         );
-        super::forget(&self.link, &self.key);
+        crate::forget(&self.link, &self.key);
     }
 
     fn capacity(&self) -> i64 {
@@ -78,7 +78,7 @@ impl SharedBudget {
 }
 
 fn ttl() -> i64 {
-    super::micros(BUDGET_IDLE) / 1000
+    crate::micros(BUDGET_IDLE) / 1000
 }
 
 impl Member for SharedBudget {
@@ -111,8 +111,8 @@ impl Shareable for RetryBudget {
         key: String,
         agreed: Arc<Agreed>,
     ) -> Result<(), BindError> {
-        let shared = super::bind(
-            &self.shared,
+        let shared = crate::bind(
+            self.store_slot(),
             || SharedBudget {
                 link: Arc::clone(link),
                 key: key.into(),
@@ -138,9 +138,9 @@ impl Shareable for RetryBudget {
     }
 }
 
-super::forward_store!(SharedBudget);
+crate::forward_store!(SharedBudget);
 
-impl crate::store::BudgetStore for SharedBudget {
+impl tenacious_runtime::store::BudgetStore for SharedBudget {
     fn take<'a>(&'static self, local: &'a RetryBudget, cost: u32) -> PendingAdmit<'a> {
         Self::take(self, local, cost)
     }

@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::scripts::COOLDOWN_SCRIPT;
-use super::{
+use crate::scripts::COOLDOWN_SCRIPT;
+use crate::{
     Agreed, BindError, BoxedSync, COOLDOWN_IDLE, Link, Member, Settings, Shareable, Unit,
     from_micros, micros,
 };
-use crate::clock::{MIN_ATTEMPT_NANOS, since_epoch};
-use crate::{Admit, Cooldown, NextAttempt, PendingAdmit, StopReason};
+use tenacious_runtime::store::hooks::{MIN_ATTEMPT_NANOS, since_epoch};
+use tenacious_runtime::{Admit, Cooldown, NextAttempt, PendingAdmit, StopReason};
 
 pub(crate) struct SharedCooldown {
     pub(crate) link: Arc<Link>,
@@ -34,17 +34,15 @@ impl SharedCooldown {
     /// from `now`.
     fn mirror(&self, now: Instant, closed: i64, queued: i64) {
         let now = since_epoch(now);
-        let nanos = |us: i64| crate::clock::saturating_nanos(from_micros(us));
-        if closed > 0 {
-            self.cooldown
-                .until
-                .fetch_max(now.saturating_add(nanos(closed)), Ordering::AcqRel);
-        }
-        if queued > 0 {
-            self.cooldown
-                .next_release
-                .fetch_max(now.saturating_add(nanos(queued)), Ordering::AcqRel);
-        }
+        let nanos = |us: i64| tenacious_runtime::store::hooks::saturating_nanos(from_micros(us));
+        let later = |us: i64| {
+            if us > 0 {
+                now.saturating_add(nanos(us))
+            } else {
+                0
+            }
+        };
+        self.cooldown.mirror_later(later(closed), later(queued));
     }
 
     /// Mirrors a read of the fleet's cooldown, which the fleet's word
@@ -53,14 +51,17 @@ impl SharedCooldown {
     /// the read may have left (a few store timeouts).
     fn follow(&self, now: Instant, closed: i64, queued: i64) {
         let at = since_epoch(now);
-        let settled = crate::clock::saturating_nanos(self.link.timeout().saturating_mul(4));
+        let settled = tenacious_runtime::store::hooks::saturating_nanos(
+            self.link.timeout().saturating_mul(4),
+        );
         if self
             .closed_here
             .load(Ordering::Acquire)
             .saturating_add(settled)
             < at
         {
-            let nanos = |us: i64| crate::clock::saturating_nanos(from_micros(us));
+            let nanos =
+                |us: i64| tenacious_runtime::store::hooks::saturating_nanos(from_micros(us));
             let until = if closed > 0 {
                 at.saturating_add(nanos(closed))
             } else {
@@ -71,8 +72,7 @@ impl SharedCooldown {
             } else {
                 0
             };
-            self.cooldown.until.store(until, Ordering::Release);
-            self.cooldown.next_release.store(release, Ordering::Release);
+            self.cooldown.mirror(until, release);
             return;
         }
         self.mirror(now, closed, queued);
@@ -109,11 +109,11 @@ impl SharedCooldown {
                 1 if wait <= 0 => Admit::Go,
                 1 => {
                     let wait = from_micros(wait);
-                    self.cooldown.record.waited(wait);
+                    self.cooldown.guard_record().waited(wait);
                     Admit::Wait(wait)
                 }
                 _ => {
-                    self.cooldown.record.stopped();
+                    self.cooldown.guard_record().stopped();
                     Admit::Stop(StopReason::Cooldown)
                 }
             }
@@ -122,7 +122,7 @@ impl SharedCooldown {
 
     /// Reopens the fleet's cooldown (see [`Cooldown::reopen`]).
     pub(crate) fn reset(&'static self) {
-        super::forget(&self.link, &self.key);
+        crate::forget(&self.link, &self.key);
     }
 
     /// Closes the fleet's cooldown for `hint` from the server's now.
@@ -181,8 +181,8 @@ impl Shareable for Cooldown {
         key: String,
         agreed: Arc<Agreed>,
     ) -> Result<(), BindError> {
-        let shared = super::bind(
-            &self.shared,
+        let shared = crate::bind(
+            self.store_slot(),
             || SharedCooldown {
                 link: Arc::clone(link),
                 key: key.into(),
@@ -208,9 +208,9 @@ impl Shareable for Cooldown {
     }
 }
 
-super::forward_store!(SharedCooldown);
+crate::forward_store!(SharedCooldown);
 
-impl crate::store::CooldownStore for SharedCooldown {
+impl tenacious_runtime::store::CooldownStore for SharedCooldown {
     fn turn(&'static self, next: NextAttempt) -> PendingAdmit<'static> {
         Self::turn(self, next)
     }

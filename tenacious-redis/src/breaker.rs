@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::scripts::BREAKER_SCRIPT;
-use super::{
+use crate::scripts::BREAKER_SCRIPT;
+use crate::{
     Agreed, BREAKER_IDLE, BindError, BoxedSync, Link, Member, Settings, Shareable, Unit, micros,
 };
-use crate::clock::since_epoch;
-use crate::{Admit, Breaker, NextAttempt, Outcome, PendingAdmit, StopReason};
+use tenacious_runtime::store::hooks::since_epoch;
+use tenacious_runtime::{Admit, Breaker, NextAttempt, Outcome, PendingAdmit, StopReason};
 
 const CLOSED: u8 = 0;
 const OPEN: u8 = 1;
@@ -41,7 +41,7 @@ impl SharedBreaker {
         self.open_until.store(0, Ordering::Release);
         self.failures.store(0, Ordering::Release);
         self.outcomes.store(0, Ordering::Release);
-        super::forget(&self.link, &self.key);
+        crate::forget(&self.link, &self.key);
     }
 
     fn args(&self, op: i64, failures: u32, outcomes: u32) -> Vec<i64> {
@@ -61,8 +61,9 @@ impl SharedBreaker {
 
     fn heard(&self, now: Instant, state: i64, left: i64) {
         let state = u8::try_from(state).unwrap_or(CLOSED);
-        let until = since_epoch(now)
-            .saturating_add(crate::clock::saturating_nanos(super::from_micros(left)));
+        let until = since_epoch(now).saturating_add(
+            tenacious_runtime::store::hooks::saturating_nanos(crate::from_micros(left)),
+        );
         self.open_until.store(until, Ordering::Release);
         let before = self.state.swap(state, Ordering::AcqRel);
         if before != state {
@@ -71,7 +72,7 @@ impl SharedBreaker {
                 OPEN => "open",
                 _ => "half_open",
             };
-            self.breaker.record.changed(name);
+            self.breaker.guard_record().changed(name);
         }
     }
 
@@ -79,15 +80,15 @@ impl SharedBreaker {
     /// long until it admits again (zero once half-open: whether a probe
     /// slot is free is the fleet's to answer). What the breaker reports
     /// while bound and the store is up, as its decisions are the fleet's.
-    pub(crate) fn view(&self, now: Instant) -> (crate::BreakerState, Duration) {
+    pub(crate) fn view(&self, now: Instant) -> (tenacious_runtime::BreakerState, Duration) {
         let now = since_epoch(now);
         match self.state.load(Ordering::Acquire) {
-            CLOSED => (crate::BreakerState::Closed, Duration::ZERO),
+            CLOSED => (tenacious_runtime::BreakerState::Closed, Duration::ZERO),
             OPEN if self.open_until.load(Ordering::Acquire) > now => (
-                crate::BreakerState::Open,
+                tenacious_runtime::BreakerState::Open,
                 Duration::from_nanos(self.open_until.load(Ordering::Acquire) - now),
             ),
-            _ => (crate::BreakerState::HalfOpen, Duration::ZERO),
+            _ => (tenacious_runtime::BreakerState::HalfOpen, Duration::ZERO),
         }
     }
 
@@ -97,7 +98,7 @@ impl SharedBreaker {
         match self.state.load(Ordering::Acquire) {
             CLOSED => Admit::Go,
             OPEN if self.open_until.load(Ordering::Acquire) > since_epoch(next.now) => {
-                self.breaker.record.stopped();
+                self.breaker.guard_record().stopped();
                 Admit::Stop(StopReason::CircuitOpen)
             }
             _ => Admit::Later,
@@ -118,7 +119,7 @@ impl SharedBreaker {
             if granted == 1 || state == i64::from(CLOSED) {
                 Admit::Go
             } else {
-                self.breaker.record.stopped();
+                self.breaker.guard_record().stopped();
                 Admit::Stop(StopReason::CircuitOpen)
             }
         })
@@ -126,7 +127,7 @@ impl SharedBreaker {
 
     /// Counts an outcome for the next batch; a probe's is sent at once.
     pub(crate) fn observe(&'static self, outcome: &Outcome) {
-        let Some(failed) = crate::breaker::counted(outcome) else {
+        let Some(failed) = tenacious_runtime::store::hooks::counted(outcome) else {
             return;
         };
         if failed {
@@ -173,8 +174,8 @@ impl Shareable for Breaker {
         key: String,
         agreed: Arc<Agreed>,
     ) -> Result<(), BindError> {
-        let shared = super::bind(
-            &self.shared,
+        let shared = crate::bind(
+            self.store_slot(),
             || SharedBreaker {
                 link: Arc::clone(link),
                 key: key.into(),
@@ -217,9 +218,9 @@ impl Shareable for Breaker {
     }
 }
 
-super::forward_store!(SharedBreaker);
+crate::forward_store!(SharedBreaker);
 
-impl crate::store::BreakerStore for SharedBreaker {
+impl tenacious_runtime::store::BreakerStore for SharedBreaker {
     fn admit(&self, next: &NextAttempt) -> Admit {
         Self::admit(self, next)
     }
@@ -232,7 +233,7 @@ impl crate::store::BreakerStore for SharedBreaker {
         Self::observe(self, outcome);
     }
 
-    fn view(&self, now: Instant) -> (crate::BreakerState, Duration) {
+    fn view(&self, now: Instant) -> (tenacious_runtime::BreakerState, Duration) {
         Self::view(self, now)
     }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use ::redis::Script;
 
-use super::{Link, SETTINGS_IDLE};
+use crate::{Link, SETTINGS_IDLE};
 
 /// How a setting's value is shown.
 #[doc(hidden)]
@@ -68,7 +68,7 @@ impl std::fmt::Display for Settings {
             let milli = *value as f64 / 1000.0;
             let _ = match unit {
                 Unit::Count => write!(shown, "{name} {value}"),
-                Unit::Micros => write!(shown, "{name} {:?}", super::from_micros(*value)),
+                Unit::Micros => write!(shown, "{name} {:?}", crate::from_micros(*value)),
                 Unit::MilliOrNone if *value == 0 => write!(shown, "{name} unbounded"),
                 Unit::Milli | Unit::MilliOrNone => write!(shown, "{name} {milli}"),
             };
@@ -147,7 +147,7 @@ impl Agreed {
     /// (logged and counted once, until they agree again).
     pub(crate) async fn check(&self, link: &Link) {
         let ttl = SETTINGS_IDLE.max(link.refresh.saturating_mul(3));
-        let mut args = vec![super::micros(ttl) / 1000];
+        let mut args = vec![crate::micros(ttl) / 1000];
         args.extend(&self.mine.values);
         let Some(held) = link.run::<String>(&SETTINGS_SCRIPT, &self.key, &args).await else {
             return;
