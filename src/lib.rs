@@ -130,6 +130,10 @@
 #![forbid(unsafe_code)]
 
 pub use tenacious_macros::{Classify, retry};
+// A glob, as for the runtime, so that `agent` is here whenever
+// tenacious-agent has its feature, including when only this package's
+// dev-dependencies turn it on (its tests and examples/agent.rs).
+pub use tenacious_agent::*;
 pub use tenacious_runtime::*;
 
 /// Provider guards shared across processes through Redis: the

@@ -71,15 +71,12 @@
 // One audited block: the attempt context's pointer (see `context.rs`).
 #![deny(unsafe_code)]
 
-#[cfg(feature = "agent")]
-pub mod agent;
 mod attempt;
 mod backoff;
 mod bound;
 mod breaker;
 mod budget;
 mod call_key;
-pub mod chaos;
 mod classify;
 mod classify_derive;
 mod clock;

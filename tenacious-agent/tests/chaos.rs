@@ -3,7 +3,7 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use tenacious_runtime::chaos::{Chaos, ChaosError, Fault};
+use tenacious_agent::chaos::{Chaos, ChaosError, Fault};
 use tenacious_runtime::{Classify, ErrorClass, Policy};
 
 const ROLLS: usize = 20_000;

@@ -1,7 +1,7 @@
 //! The agent layers above `#[retry]` (feature `agent`).
 //!
 //! Retrying happens at four layers: the link (HTTP), the call (`#[retry]`,
-//! [`Policy`](crate::Policy)), the task and the decision. The call layer
+//! [`Policy`](tenacious_runtime::Policy)), the task and the decision. The call layer
 //! absorbs short faults; this module holds the two layers above it, which
 //! keep an agent from the ways it fails that no backoff can fix:
 //! flip-flopping between failing approaches until the budget is gone,

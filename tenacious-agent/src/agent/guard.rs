@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{Cost, Fingerprint, Repeat, TaskGuardConfig, TaskLimit, Verdict};
-use crate::{Classify, ErrorClass, Failure, StopReason};
+use tenacious_runtime::{Classify, ErrorClass, Failure, StopReason};
 
 /// A run of failures the guard counts; `tool` is the first field of both so
 /// a success can clear every run of its tool.
@@ -38,7 +38,7 @@ impl Run {
 /// 1. `Escalate` if the error is `Fatal` (and for every round after);
 /// 2. `OutOfBudget` if the rounds, time, tokens or money are used up;
 /// 3. `SwitchDirection` with [`Repeat::CircuitOpen`] if the call stopped
-///    because its provider's circuit [`Breaker`](crate::Breaker) is open
+///    because its provider's circuit [`Breaker`](tenacious_runtime::Breaker) is open
 ///    ([`StopReason::CircuitOpen`], seen by `failed_call`): the provider
 ///    is failing for everyone, so the model should take another route at
 ///    once;

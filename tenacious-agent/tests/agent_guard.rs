@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use tenacious_runtime::agent::{
+use tenacious_agent::agent::{
     Cost, Fingerprint, Repeat, TaskGuard, TaskGuardConfig, TaskLimit, Verdict,
 };
 use tenacious_runtime::{Classify, ErrorClass};
@@ -359,7 +359,7 @@ mod stopped_calls {
     //! error — why it stopped, and how long to wait.
     use super::*;
     use serde_json::json;
-    use tenacious_runtime::agent::CanonicalJson;
+    use tenacious_agent::agent::CanonicalJson;
     use tenacious_runtime::{Breaker, Cooldown, Failure, Jitter, Policy, StopReason};
 
     /// An error with a class and, maybe, a server hint.

@@ -4,7 +4,7 @@
 //! A [`Chaos`] rolls, for each call it wraps, whether to fail it and with
 //! which [`Fault`]. The failure is a [`ChaosError`], which implements
 //! [`Classify`] with the fault's class, server hint and advice, so it flows
-//! through `#[retry]`, [`Policy`](crate::Policy) and the agent layers like a
+//! through `#[retry]`, [`Policy`](tenacious_runtime::Policy) and the agent layers like a
 //! real tool error. Hold it in your own error enum with a `From` impl (or a
 //! `#[classify(transparent)]` variant) to inject into any tool fn:
 //!
@@ -57,7 +57,7 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::{Classify, ErrorClass};
+use tenacious_runtime::{Classify, ErrorClass};
 
 /// A typed failure [`Chaos`] can inject.
 ///

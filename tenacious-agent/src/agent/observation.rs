@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Classify, ErrorClass, Failure, StopReason};
+use tenacious_runtime::{Classify, ErrorClass, Failure, StopReason};
 
 /// What the model should do about a failed tool call: the `status` of an
 /// [`Observation`], one per error class, or per the reason a call stopped
@@ -46,7 +46,7 @@ pub enum Status {
     /// A fault a human must fix: stop, do not retry, tell the user.
     Escalate,
     /// The provider behind the tool is failing (its circuit
-    /// [`Breaker`](crate::Breaker) is open): take another route — another
+    /// [`Breaker`](tenacious_runtime::Breaker) is open): take another route — another
     /// tool, another provider — rather than calling it again now.
     SwitchDirection,
     /// A stream failed after part of its output reached the user: calling
@@ -130,7 +130,7 @@ impl fmt::Display for Status {
 /// | `error` | the error's `Display` |
 /// | `class` | `"transient"`, `"rate_limited"`, `"invalid"` or `"fatal"` |
 /// | `attempts` | attempts the call layer made (1 for a bare error) |
-/// | `retry_after_ms` | how long to wait before calling again, in whole milliseconds, rounded up: the server's wait hint; for a call a guard refused, the wait until that guard admits again ([`Refused::retry_in`](crate::Refused::retry_in), [`Failure::retry_in`](crate::Failure::retry_in)); or a wait set with [`with_retry_after`](Observation::with_retry_after); `null` without one |
+/// | `retry_after_ms` | how long to wait before calling again, in whole milliseconds, rounded up: the server's wait hint; for a call a guard refused, the wait until that guard admits again ([`Refused::retry_in`](tenacious_runtime::Refused::retry_in), [`Failure::retry_in`](tenacious_runtime::Failure::retry_in)); or a wait set with [`with_retry_after`](Observation::with_retry_after); `null` without one |
 /// | `system_hint` | for a stream cut off after delivering items, [`Observation::partial_hint`]; for a call stopped by a shared guard, [`Observation::stop_hint`]; else the error's [`Classify::hint`], else [`Observation::default_hint`] for its class |
 /// | `delivered` | only for a stream cut off after delivering items: how many reached the user (absent otherwise) |
 ///
@@ -366,8 +366,8 @@ impl Observation {
 
     /// The observation with `wait` as the time to wait before calling
     /// again (`retry_after_ms`), when the caller knows it better than the
-    /// error did: a [`Breaker`](crate::Breaker)'s
-    /// [`admits_in`](crate::Breaker::admits_in) for a call it stopped. A
+    /// error did: a [`Breaker`](tenacious_runtime::Breaker)'s
+    /// [`admits_in`](tenacious_runtime::Breaker::admits_in) for a call it stopped. A
     /// `system_hint` this module wrote is rewritten with the new wait; an
     /// error's own hint is kept.
     ///
@@ -540,7 +540,7 @@ mod class_name {
     use serde::de::{self, Deserialize, Deserializer};
     use serde::ser::Serializer;
 
-    use crate::ErrorClass;
+    use tenacious_runtime::ErrorClass;
 
     #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `with` passes a reference
     pub(super) fn serialize<S: Serializer>(class: &ErrorClass, s: S) -> Result<S::Ok, S::Error> {

@@ -2,7 +2,7 @@
 #![cfg(feature = "agent")]
 use std::cell::Cell;
 
-use tenacious_runtime::agent::{Decision, DecisionRetry, Degraded, Reask};
+use tenacious_agent::agent::{Decision, DecisionRetry, Degraded, Reask};
 
 const TASK: &str = "Reply with a JSON object {\"city\": string}.";
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::Fingerprint;
-use crate::ErrorClass;
+use tenacious_runtime::ErrorClass;
 
 /// What repeated itself, in a [`Verdict::SwitchDirection`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -17,8 +17,8 @@ pub enum Repeat {
     /// arguments).
     SameCall(Fingerprint),
     /// The tool's provider kept failing, for this task and others, until
-    /// its circuit [`Breaker`](crate::Breaker) opened: the call stopped
-    /// with [`StopReason::CircuitOpen`](crate::StopReason::CircuitOpen)
+    /// its circuit [`Breaker`](tenacious_runtime::Breaker) opened: the call stopped
+    /// with [`StopReason::CircuitOpen`](tenacious_runtime::StopReason::CircuitOpen)
     /// without trying. Switched at the first such failure.
     CircuitOpen,
 }
@@ -128,9 +128,9 @@ pub enum Verdict {
     Escalate {
         /// The tool that failed.
         tool: String,
-        /// The error's variant ([`Classify::variant`](crate::Classify::variant)).
+        /// The error's variant ([`Classify::variant`](tenacious_runtime::Classify::variant)).
         variant: &'static str,
-        /// The error's advice ([`Classify::hint`](crate::Classify::hint)), if it has any.
+        /// The error's advice ([`Classify::hint`](tenacious_runtime::Classify::hint)), if it has any.
         hint: Option<Cow<'static, str>>,
     },
     /// A limit was reached: stop, no further round may start.
@@ -154,9 +154,9 @@ impl Verdict {
     /// How long to wait before calling the failed tool again, if the
     /// failure said: for a `Reflect` or a `SwitchDirection`, the last
     /// error's server hint when the call gave up on a rate limit
-    /// (`RateLimited`, [`StopReason::HintTooLong`](crate::StopReason::HintTooLong),
-    /// a spent budget), on a shared [`Cooldown`](crate::Cooldown)
-    /// ([`StopReason::Cooldown`](crate::StopReason::Cooldown)) or on a
+    /// (`RateLimited`, [`StopReason::HintTooLong`](tenacious_runtime::StopReason::HintTooLong),
+    /// a spent budget), on a shared [`Cooldown`](tenacious_runtime::Cooldown)
+    /// ([`StopReason::Cooldown`](tenacious_runtime::StopReason::Cooldown)) or on a
     /// transient error that named a wait (a 503 with `Retry-After`); or the
     /// wait set with [`with_retry_in`](Verdict::with_retry_in). `None`
     /// otherwise, and for the other verdicts.
@@ -190,8 +190,8 @@ impl Verdict {
 
     /// The verdict with `wait` as its [`retry_in`](Verdict::retry_in),
     /// for a wait the caller knows better than the error did (a
-    /// [`Breaker`](crate::Breaker)'s
-    /// [`admits_in`](crate::Breaker::admits_in)); other verdicts are
+    /// [`Breaker`](tenacious_runtime::Breaker)'s
+    /// [`admits_in`](tenacious_runtime::Breaker::admits_in)); other verdicts are
     /// returned as they are.
     ///
     /// ```

@@ -4,8 +4,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
-use tenacious_runtime::agent::{Observation, Status};
-use tenacious_runtime::chaos::{ChaosError, Fault};
+use tenacious_agent::agent::{Observation, Status};
+use tenacious_agent::chaos::{ChaosError, Fault};
 use tenacious_runtime::{Classify, ErrorClass};
 
 /// A tool error with every `Classify` answer settable.
