@@ -108,7 +108,7 @@ mod observe;
 mod pace;
 mod path_policy;
 mod policy;
-mod polled;
+pub mod poll;
 #[cfg(feature = "http")]
 pub mod rate_limits;
 #[cfg(feature = "redis")]
@@ -188,7 +188,6 @@ pub mod __private {
     };
     pub use crate::pace::{pace, pace_blocking};
     pub use crate::path_policy::{ElapsedIf, elapsed_into_if};
-    pub use crate::polled::Polled;
     pub use crate::shared_arg::SharedByEveryAttempt;
     pub use crate::shared_static::{
         SharedBreaker, SharedBudget, SharedCooldown, SharedGuard, SharedThrottle, shared_breaker,
