@@ -131,8 +131,6 @@ pub mod stats;
 mod stop;
 pub mod stream;
 mod throttle;
-#[cfg(feature = "tower")]
-pub mod tower;
 mod when_by_ref;
 
 pub use attempt::Attempt;

@@ -5,9 +5,9 @@
 //! the pieces `#[retry]` runs (the engine's decisions and statistics, the
 //! guards' pacing, the attempt context around each poll of the attempt,
 //! the backoff's timer), so a call driven by it is retried, counted and
-//! guarded as a `#[retry]` fn is: the adapters of this workspace
-//! (`tenacious::tower`, `tenacious::reqwest_middleware`) and
-//! [`Policy::stream`](crate::Policy::stream) are built on it.
+//! guarded as a `#[retry]` fn is: the tower adapter (`tenacious::tower`,
+//! a crate of its own) and [`Policy::stream`](crate::Policy::stream) are
+//! built on it.
 //!
 //! [`PollDriver`] is the driver; [`current_key`] gives the running call's
 //! idempotency key to code polled inside its attempt.

@@ -15,8 +15,8 @@ use tower_service::Service;
 
 use super::error::Attempted;
 use super::{CheckResponse, Error, GaveUp, Resend, StampKey};
-use crate::poll::{PollDriver, current_key};
-use crate::{Classify, Elapsed, IdempotencyKey, Policy, Refused, StopReason};
+use tenacious_runtime::poll::{PollDriver, current_key};
+use tenacious_runtime::{Classify, Elapsed, IdempotencyKey, Policy, Refused, StopReason};
 
 pin_project! {
     /// Where a call is between polls.
@@ -76,7 +76,7 @@ where
 {
     /// A call of `request` to `service`, under `policy`. Made inside a
     /// running attempt of another retried call, it is nested in it (see
-    /// [`Nested`](crate::Nested)), as `Policy::retry` is.
+    /// [`Nested`](tenacious_runtime::Nested)), as `Policy::retry` is.
     pub(crate) fn new(policy: &'static Policy, service: S, request: Req, check: C, key: K) -> Self {
         let mut polled = PollDriver::new(policy);
         // A guard may refuse the first attempt: the call then ends with
