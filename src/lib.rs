@@ -134,6 +134,9 @@ pub use tenacious_runtime::*;
 
 // One crate per integration, on the runtime's public API; re-exported here
 // under the path and feature it always had.
+#[cfg(feature = "reqwest-middleware")]
+#[doc(inline)]
+pub use tenacious_reqwest as reqwest_middleware;
 #[cfg(feature = "tower")]
 #[doc(inline)]
 pub use tenacious_tower as tower;

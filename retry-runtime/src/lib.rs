@@ -117,7 +117,7 @@ mod refused;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;
 #[cfg(feature = "reqwest-middleware")]
-pub mod reqwest_middleware;
+mod reqwest_middleware_class;
 pub mod retry_after;
 mod retry_on;
 mod run;

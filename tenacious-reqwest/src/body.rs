@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http_body::{Body as _, Frame, SizeHint};
 use reqwest::ResponseBuilderExt as _;
 
-use crate::HttpError;
+use tenacious_runtime::HttpError;
 
 /// Classifies a response with a 4xx or 5xx status by its status, headers
 /// and error body (see [`HttpError`]), and gives it back with the same
