@@ -587,6 +587,33 @@ impl HttpError {
         self.with_kept_body(kept.into(), body.len() > Self::MAX_BODY)
     }
 
+    /// Keeps a body that is not the whole one — the connection failed or
+    /// stalled while it was read, or it was cut at a bound — at most
+    /// [`MAX_BODY`](Self::MAX_BODY) bytes of it, replacing any given
+    /// before: marked [truncated](Self::is_body_truncated), it is not
+    /// parsed, so the error is classified by its status and headers alone
+    /// (a JSON error cut mid-way says nothing whole). For a reader of its
+    /// own that stops early; [`with_body`](Self::with_body) takes a whole
+    /// body.
+    ///
+    /// ```
+    /// use http::StatusCode;
+    /// use tenacious::{Classify, ErrorClass, HttpError};
+    ///
+    /// // An `insufficient_quota` cut before its end: not read as one.
+    /// let cut = br#"{"error": {"code": "insufficient_quota", "mess"#;
+    /// let error = HttpError::new(StatusCode::TOO_MANY_REQUESTS).with_partial_body(cut);
+    /// assert!(error.is_body_truncated());
+    /// assert_eq!(error.body(), Some(&cut[..]));
+    /// assert_eq!(error.error_code(), None);
+    /// assert_eq!(error.classify(), ErrorClass::RateLimited);
+    /// ```
+    #[must_use]
+    pub fn with_partial_body(self, body: &[u8]) -> Self {
+        let kept = &body[..body.len().min(Self::MAX_BODY)];
+        self.with_kept_body(kept.into(), true)
+    }
+
     /// [`with_body`](Self::with_body) of bytes already bounded;
     /// `truncated`: they are not the whole body.
     pub(crate) fn with_kept_body(self, bytes: Box<[u8]>, truncated: bool) -> Self {

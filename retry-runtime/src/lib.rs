@@ -104,14 +104,14 @@ mod observe;
 mod pace;
 mod path_policy;
 mod policy;
-mod polled;
+pub mod poll;
 #[cfg(feature = "http")]
 pub mod rate_limits;
 mod refused;
 #[cfg(feature = "reqwest")]
 mod reqwest_class;
 #[cfg(feature = "reqwest-middleware")]
-pub mod reqwest_middleware;
+mod reqwest_middleware_class;
 pub mod retry_after;
 mod retry_on;
 mod run;
@@ -127,8 +127,6 @@ mod stop;
 pub mod store;
 pub mod stream;
 mod throttle;
-#[cfg(feature = "tower")]
-pub mod tower;
 mod when_by_ref;
 
 pub use attempt::Attempt;
@@ -184,7 +182,6 @@ pub mod __private {
     };
     pub use crate::pace::{pace, pace_blocking};
     pub use crate::path_policy::{ElapsedIf, elapsed_into_if};
-    pub use crate::polled::Polled;
     pub use crate::shared_arg::SharedByEveryAttempt;
     pub use crate::shared_static::{
         SharedBreaker, SharedBudget, SharedCooldown, SharedGuard, SharedThrottle, shared_breaker,

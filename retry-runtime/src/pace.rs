@@ -65,7 +65,7 @@ pub async fn pace(engine: &mut Engine<'_>) {
 
 pin_project! {
     /// [`pace`] as a state machine polled with the engine it paces: what
-    /// the async loops await, and what a poll-based driver (`polled.rs`)
+    /// the async loops await, and what the poll driver (`poll.rs`)
     /// polls. Holds which guard of the chain it is asking, that guard's
     /// pending async answer, or the timer of a wait it asked for, each
     /// boxed when there is one: 32 bytes whether the policy has guards or

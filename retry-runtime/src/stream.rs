@@ -120,7 +120,7 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
 use crate::failure::Provenance;
-use crate::polled::Polled;
+use crate::poll::PollDriver;
 use crate::{Classify, Elapsed, Failure, Limit, Policy, StopReason, observe};
 
 /// What an item of a retried stream is to the stream (see the module
@@ -572,7 +572,7 @@ pin_project! {
     {
         policy: &'p Policy,
         #[pin]
-        polled: Polled<'p, E>,
+        polled: PollDriver<'p, E>,
         #[pin]
         open: O,
         #[pin]
@@ -705,10 +705,10 @@ where
 {
     /// A stream under `policy` opened by `open`, before its first attempt.
     pub fn new(policy: &'p Policy, open: O) -> Self {
-        Self::with_polled(Polled::new(policy), open)
+        Self::with_polled(PollDriver::new(policy), open)
     }
 
-    fn with_polled(mut polled: Polled<'p, E>, open: O) -> Self {
+    fn with_polled(mut polled: PollDriver<'p, E>, open: O) -> Self {
         let policy = polled.engine().policy();
         if E::refused().is_some() {
             // A guard may refuse the first attempt: the stream then ends
@@ -754,7 +754,7 @@ where
     /// its key, nested or not): its driver serves the opens through the
     /// port whose link is `shared`.
     pub fn driven(engine: crate::engine::Engine<'p>, shared: Shared<S, E>, driver: D) -> Self {
-        Self::with_polled(Polled::from_engine(engine), Driven { driver, shared })
+        Self::with_polled(PollDriver::from_engine(engine), Driven { driver, shared })
     }
 }
 
@@ -1471,7 +1471,7 @@ fn failed<O, S, T, E: Classify>(
 
 /// The failure of a stream whose first attempt a guard refused
 /// (`refused`); `None` when `E` cannot say so (the refusal is then taken as a
-/// go, see `Polled::refusable`).
+/// go, see `PollDriver::refusable`).
 #[cold]
 fn refused<E: Classify>(refused: crate::Refused) -> Option<Failure<E>> {
     let make = <Failure<E> as Classify>::refused()?;

@@ -1,6 +1,6 @@
 //! The poll-based attempt driver carries a retried *stream*: a toy one,
 //! retried before its first item and never after, with an idle timer
-//! between items, built on `Polled` alone — the engine's decisions and
+//! between items, built on the public `PollDriver` alone — the engine's decisions and
 //! statistics, the guards' pacing, the attempt context around each poll —
 //! with no retry loop of its own. On tokio's paused clock.
 use std::cell::RefCell;
@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::stream::{self, BoxStream, Stream, StreamExt};
-use tenacious_runtime::__private::Polled;
+use tenacious_runtime::poll::PollDriver;
 use tenacious_runtime::stats::CallStats;
 use tenacious_runtime::{
     Admit, Attempt, Classify, Elapsed, ErrorClass, Guard, Jitter, NextAttempt, Outcome, Policy,
@@ -44,7 +44,7 @@ impl From<Elapsed> for Fault {
 /// A stream `open` opens, retried until its first item; after that an
 /// error or a stall ends it. `idle` bounds the wait for each item.
 struct Retried<'p, O> {
-    polled: Pin<Box<Polled<'p, Fault>>>,
+    polled: Pin<Box<PollDriver<'p, Fault>>>,
     open: O,
     stream: Option<BoxStream<'static, Result<u32, Fault>>>,
     idle: Duration,
@@ -55,7 +55,7 @@ struct Retried<'p, O> {
 impl<'p, O: FnMut() -> BoxStream<'static, Result<u32, Fault>>> Retried<'p, O> {
     fn new(policy: &'p Policy, idle: Duration, open: O) -> Self {
         Self {
-            polled: Box::pin(Polled::new(policy)),
+            polled: Box::pin(PollDriver::new(policy)),
             open,
             stream: None,
             idle,

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
-use crate::{Classify, Elapsed, ErrorClass, Limits, Refused, Signals};
+use tenacious_runtime::{Classify, Elapsed, ErrorClass, Limits, Refused, Signals};
 
 /// The error of a [`RetryService`](super::RetryService): the last
 /// attempt's, when the policy gave up without a response to return.
@@ -43,11 +43,11 @@ pub enum Error<E> {
     /// readiness (`poll_ready`) before the call.
     Service(E),
     /// The last attempt ran out of the policy's
-    /// [`timeout`](crate::Policy::timeout), or of what its
-    /// [`deadline`](crate::Policy::deadline) left; transient.
+    /// [`timeout`](tenacious_runtime::Policy::timeout), or of what its
+    /// [`deadline`](tenacious_runtime::Policy::deadline) left; transient.
     TimedOut(Elapsed),
-    /// A guard of the policy (an open [`Breaker`](crate::Breaker), a
-    /// [`Cooldown`](crate::Cooldown) longer than the call may wait) refused
+    /// A guard of the policy (an open [`Breaker`](tenacious_runtime::Breaker), a
+    /// [`Cooldown`](tenacious_runtime::Cooldown) longer than the call may wait) refused
     /// the call before its first attempt: nothing was sent.
     GuardRefused(Refused),
 }
@@ -121,7 +121,7 @@ impl<E: Classify> Classify for Error<E> {
     }
 }
 
-impl<E: Classify> crate::Refusable for Error<E> {}
+impl<E: Classify> tenacious_runtime::Refusable for Error<E> {}
 
 impl<E: Classify> Error<E> {
     fn as_dyn(&self) -> &dyn Classify {

@@ -49,38 +49,38 @@
 //! the rest of the chain, and the policy decides on what comes back as
 //! `#[retry]` decides on a fn's result, in the same engine:
 //!
-//! - an answer with a 4xx or 5xx status, classified by [`HttpError`](crate::HttpError) from
+//! - an answer with a 4xx or 5xx status, classified by [`HttpError`](tenacious_runtime::HttpError) from
 //!   its status, its headers and its error body (the first 64 KiB are
 //!   read, and handed back with the rest): a `Retry-After` (or
 //!   `retry-after-ms`) is waited at least, and closes the policy's
-//!   [`Cooldown`](crate::Cooldown); `x-should-retry` overrules the status;
+//!   [`Cooldown`](tenacious_runtime::Cooldown); `x-should-retry` overrules the status;
 //!   OpenAI's 429 `insufficient_quota` is `Fatal`, never retried; the
 //!   rate-limit headers (`x-ratelimit-*`) reach the policy's
 //!   [`Throttle`], a good answer's too;
 //! - an error of the client or of a later middleware, classified by
-//!   [`impl Classify for reqwest_middleware::Error`](crate::Classify#impl-Classify-for-Error-2):
+//!   [`impl Classify for reqwest_middleware::Error`](tenacious_runtime::Classify#impl-Classify-for-Error-2):
 //!   timeouts, connect errors and a connection cut mid-way are
 //!   `Transient`, a connect error proves the request was never sent
 //!   ([`Policy::idempotent`]);
 //! - an attempt that runs out of the policy's
 //!   [`timeout`](Policy::timeout), or of what its
-//!   [`deadline`](Policy::deadline) leaves: [`Elapsed`](crate::Elapsed),
+//!   [`deadline`](Policy::deadline) leaves: [`Elapsed`](tenacious_runtime::Elapsed),
 //!   `Transient`, and its retry costs the budget a timeout's 10 tokens.
 //!   Reading the error body counts in the attempt's time; it is read for
 //!   at most [`body_timeout`](RetryMiddleware::body_timeout) (1 s) and
-//!   [`HttpError::MAX_BODY`](crate::HttpError::MAX_BODY) bytes, after
+//!   [`HttpError::MAX_BODY`](tenacious_runtime::HttpError::MAX_BODY) bytes, after
 //!   which the response is classified by its status and headers.
 //!
-//! The policy's guards ([`Breaker`](crate::Breaker),
-//! [`Cooldown`](crate::Cooldown), [`Throttle`], a
-//! [`Guard`](crate::Guard) of its own) are asked before every attempt,
+//! The policy's guards ([`Breaker`](tenacious_runtime::Breaker),
+//! [`Cooldown`](tenacious_runtime::Cooldown), [`Throttle`], a
+//! [`Guard`](tenacious_runtime::Guard) of its own) are asked before every attempt,
 //! the first included, and told every outcome; its
-//! [`RetryBudget`](crate::RetryBudget) pays for each retry; its
+//! [`RetryBudget`](tenacious_runtime::RetryBudget) pays for each retry; its
 //! [`stats`](Policy::stats) record counts each request under the record's
 //! name (and, with the features `tracing` and `metrics`, emits their
 //! events and metrics). Inside an attempt of another retried call (a
 //! `#[retry]` fn sending through the client), the request is nested and
-//! makes one attempt (see [`Nested`](crate::Nested)).
+//! makes one attempt (see [`Nested`](tenacious_runtime::Nested)).
 //!
 //! A request whose body cannot be cloned (a stream, `Body::wrap_stream`)
 //! is sent once, through the guards and into the statistics as any, and
@@ -97,8 +97,8 @@
 //! - when it gives up on an error: that error as the chain returned it
 //!   (`Error::Reqwest` for the client's own, so `is_timeout()`,
 //!   `is_connect()` and `url()` still answer; reqwest-retry wraps it in
-//!   its `RetryError`); [`Elapsed`](crate::Elapsed) in `Error::Middleware`
-//!   when the last attempt ran out of time; [`Refused`](crate::Refused) in
+//!   its `RetryError`); [`Elapsed`](tenacious_runtime::Elapsed) in `Error::Middleware`
+//!   when the last attempt ran out of time; [`Refused`](tenacious_runtime::Refused) in
 //!   `Error::Middleware` when a guard refused the request before anything
 //!   was sent.
 //!
@@ -109,7 +109,7 @@
 //! # Idempotency keys
 //!
 //! Every attempt of one request carries the request's
-//! [`IdempotencyKey`](crate::IdempotencyKey), the same on each, in the
+//! [`IdempotencyKey`](tenacious_runtime::IdempotencyKey), the same on each, in the
 //! `Idempotency-Key` header, unless the request has that header already:
 //! the caller's key wins. Name another header with
 //! [`key_header`](RetryMiddleware::key_header), or send none with
@@ -130,22 +130,34 @@
 //! |---|---|
 //! | `RetryTransientMiddleware::new_with_policy(ExponentialBackoff::builder().build_with_max_retries(3))` | `RetryMiddleware::new(Policy::new().max(4))` (`max` counts the first attempt) |
 //! | `.retry_bounds(min, max)`, `.base(2)` | `.base(min).cap(max)`, doubling |
-//! | `Jitter::Full`, `Jitter::Bounded`, `Jitter::None` | [`Jitter::Full`](crate::Jitter::Full) (the default), [`Jitter::Equal`](crate::Jitter::Equal), [`Jitter::None`](crate::Jitter::None) |
+//! | `Jitter::Full`, `Jitter::Bounded`, `Jitter::None` | [`Jitter::Full`](tenacious_runtime::Jitter::Full) (the default), [`Jitter::Equal`](tenacious_runtime::Jitter::Equal), [`Jitter::None`](tenacious_runtime::Jitter::None) |
 //! | `build_with_total_retry_duration(d)` | `.deadline(d)`: no wait or attempt starts that would end past it |
 //! | 5xx, 408, 429, timeouts, connect errors and reset connections retried, each after its backoff | the same, less 501, 505 and 511 (a captive portal: `Fatal`, a human must sign in) and what `x-should-retry: false` or an error body (`insufficient_quota`) rules out, plus 421, 423, 425 and a body cut mid-way; a `Retry-After` is waited at least |
 //! | a request that cannot be cloned: an error, nothing sent | sent once, not retried |
-//! | `RetryableStrategy` | the [`HttpError`](crate::HttpError) table (no predicate of your own: the attribute's `when`, `check` and `fallback` have no counterpart here) |
+//! | `RetryableStrategy` | the [`HttpError`](tenacious_runtime::HttpError) table (no predicate of your own: the attribute's `when`, `check` and `fallback` have no counterpart here) |
+//!
+//! # This crate
+//!
+//! `tenacious-reqwest` is the `tenacious` facade's
+//! `tenacious::reqwest_middleware`, with its feature `reqwest-middleware`:
+//! depend on the facade. It runs each request through the runtime's
+//! [`Policy::retry_timed_with`] and reaches nothing private of it; `impl
+//! Classify for reqwest_middleware::Error` stays in the runtime, behind
+//! the runtime's feature of the same name, as the orphan rule requires.
 //!
 //! [`Request::try_clone`]: reqwest::Request::try_clone
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
 mod body;
-mod classify;
+mod failed;
 
 use http::{Extensions, HeaderName, HeaderValue};
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next};
 
-use crate::{Attempt, Policy, RetryEvent, Throttle, rate_limits};
-use classify::{Cause, Failed};
+use failed::{Cause, Failed};
+use tenacious_runtime::{Attempt, Policy, RetryEvent, Throttle, rate_limits};
 
 /// The default header of the idempotency key (the IETF draft's name,
 /// which Stripe and others read).
@@ -204,7 +216,7 @@ impl RetryMiddleware {
     pub const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
     /// The longest an error response's body is read for its classification
-    /// (its first [`HttpError::MAX_BODY`](crate::HttpError::MAX_BODY)
+    /// (its first [`HttpError::MAX_BODY`](tenacious_runtime::HttpError::MAX_BODY)
     /// bytes at most): a body that stalls past it is classified by the
     /// response's status and headers alone, and the response is handed on
     /// (to the next attempt's decision, or to the caller, who may read the
@@ -427,7 +439,7 @@ async fn attempt(
     }
 }
 
-/// A status [`HttpError`](crate::HttpError) classifies as a failure: 4xx and 5xx. (1xx, 2xx
+/// A status [`HttpError`](tenacious_runtime::HttpError) classifies as a failure: 4xx and 5xx. (1xx, 2xx
 /// and 3xx are answers, as reqwest-retry takes them.)
 fn is_failure(status: http::StatusCode) -> bool {
     status.is_client_error() || status.is_server_error()

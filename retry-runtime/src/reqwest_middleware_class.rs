@@ -1,10 +1,9 @@
-//! `reqwest_middleware::Error` as a classified error, and [`Failed`], what
-//! one attempt of [`RetryMiddleware`](super::RetryMiddleware) hands the
-//! engine when it did not succeed.
+//! `reqwest_middleware::Error` as a classified error (feature
+//! `reqwest-middleware`): here, beside the trait, as the orphan rule
+//! requires; the middleware itself is the crate `tenacious-reqwest`.
 use std::borrow::Cow;
 use std::io;
 
-use http::Extensions;
 use reqwest_middleware::Error;
 
 use crate::{Classify, Elapsed, ErrorClass, HttpError, Limits, Refused, Signals};
@@ -103,92 +102,5 @@ fn known(error: &Error) -> Option<&dyn Classify> {
             };
             Some(error)
         }),
-    }
-}
-
-/// How one attempt of the middleware failed.
-#[derive(Debug)]
-pub(super) enum Cause {
-    /// The server answered with a 4xx or 5xx status, classified by it, its
-    /// headers and its error body; the response is kept whole, the call's
-    /// answer if the policy gives up on it.
-    Response {
-        error: HttpError,
-        response: reqwest::Response,
-    },
-    /// The rest of the middleware chain or the client failed.
-    Sent(Error),
-    /// The attempt ran out of the policy's timeout (or of what its
-    /// deadline left).
-    Elapsed(Elapsed),
-    /// A guard refused the call before its first attempt.
-    Refused(Refused),
-}
-
-/// One attempt's failure, as the engine classifies it, with the
-/// extensions the attempt ended with (none for an attempt dropped at its
-/// time limit, or never made).
-#[derive(Debug)]
-pub(super) struct Failed {
-    pub(super) cause: Cause,
-    pub(super) extensions: Option<Extensions>,
-}
-
-impl Failed {
-    fn cause(&self) -> &dyn Classify {
-        match &self.cause {
-            Cause::Response { error, .. } => error,
-            Cause::Sent(error) => error,
-            Cause::Elapsed(elapsed) => elapsed,
-            Cause::Refused(refused) => refused,
-        }
-    }
-}
-
-impl Classify for Failed {
-    fn classify(&self) -> ErrorClass {
-        self.cause().classify()
-    }
-
-    fn retry_after(&self) -> Option<std::time::Duration> {
-        self.cause().retry_after()
-    }
-
-    fn hint(&self) -> Option<Cow<'static, str>> {
-        self.cause().hint()
-    }
-
-    fn variant(&self) -> &'static str {
-        self.cause().variant()
-    }
-
-    fn signals(&self) -> Signals {
-        self.cause().signals()
-    }
-
-    fn not_sent(&self) -> bool {
-        self.cause().not_sent()
-    }
-
-    fn limits(&self) -> Limits {
-        self.cause().limits()
-    }
-
-    fn refused() -> Option<fn(Refused) -> Self> {
-        Some(|refused| Self {
-            cause: Cause::Refused(refused),
-            extensions: None,
-        })
-    }
-}
-
-impl crate::Refusable for Failed {}
-
-impl From<Elapsed> for Failed {
-    fn from(elapsed: Elapsed) -> Self {
-        Self {
-            cause: Cause::Elapsed(elapsed),
-            extensions: None,
-        }
     }
 }

@@ -1,5 +1,5 @@
 //! [`ResponseFuture`]: one retried call to the inner service, driven by
-//! polls through the engine's poll-based driver (`Polled`), the one
+//! polls through the runtime's public poll driver (`PollDriver`), the one
 //! `Policy::stream` uses: the guards' pacing and the backoff in
 //! `poll_start`, each attempt's readiness, call and response polled with
 //! the attempt context set, each outcome decided by `finish`.
@@ -15,9 +15,8 @@ use tower_service::Service;
 
 use super::error::Attempted;
 use super::{CheckResponse, Error, GaveUp, Resend, StampKey};
-use crate::context::with_current;
-use crate::polled::Polled;
-use crate::{Classify, Elapsed, IdempotencyKey, Policy, StopReason};
+use tenacious_runtime::poll::{PollDriver, current_key};
+use tenacious_runtime::{Classify, Elapsed, IdempotencyKey, Policy, Refused, StopReason};
 
 pin_project! {
     /// Where a call is between polls.
@@ -57,7 +56,7 @@ pin_project! {
         C: CheckResponse<S::Response>,
     {
         #[pin]
-        polled: Polled<'static, Attempted<S::Error, S::Response, C::Error>>,
+        polled: PollDriver<'static, Attempted<S::Error, S::Response, C::Error>>,
         #[pin]
         state: State<S::Future>,
         service: S,
@@ -77,9 +76,9 @@ where
 {
     /// A call of `request` to `service`, under `policy`. Made inside a
     /// running attempt of another retried call, it is nested in it (see
-    /// [`Nested`](crate::Nested)), as `Policy::retry` is.
+    /// [`Nested`](tenacious_runtime::Nested)), as `Policy::retry` is.
     pub(crate) fn new(policy: &'static Policy, service: S, request: Req, check: C, key: K) -> Self {
-        let mut polled = Polled::new(policy);
+        let mut polled = PollDriver::new(policy);
         // A guard may refuse the first attempt: the call then ends with
         // `Error::GuardRefused`, having sent nothing.
         polled.refusable();
@@ -115,12 +114,12 @@ where
                         // guard after the wait, or by a guard before the
                         // first attempt.
                         this.state.set(State::Done);
-                        let engine = this.polled.engine();
+                        let polled = this.polled.as_ref().get_ref();
                         return Poll::Ready(match last {
-                            Some(last) => answer(this.check, engine, last),
-                            None => {
-                                Err(Error::GuardRefused(engine.refused_error(StopReason::Guard)))
-                            }
+                            Some(last) => answer(this.check, polled, last),
+                            None => Err(Error::GuardRefused(
+                                polled.refused().unwrap_or(Refused::new(StopReason::Guard)),
+                            )),
                         });
                     }
                     // The limit counts from here: an attempt that waits
@@ -148,8 +147,7 @@ where
                     {
                         Step::Answered(response) => match this.check.check(&response) {
                             Ok(()) => {
-                                if let Some(throttle) = this.polled.engine().policy().get_throttle()
-                                {
+                                if let Some(throttle) = this.polled.policy().get_throttle() {
                                     throttle.report(this.check.signals(&response));
                                 }
                                 Ok(response)
@@ -181,7 +179,7 @@ where
                 }
                 ControlFlow::Break(Err(last)) => {
                     this.state.set(State::Done);
-                    return Poll::Ready(answer(this.check, this.polled.engine(), last));
+                    return Poll::Ready(answer(this.check, this.polled.as_ref().get_ref(), last));
                 }
             }
         }
@@ -239,18 +237,18 @@ where
 
 /// The key of the call whose attempt runs: drawn the first time.
 fn call_key() -> IdempotencyKey {
-    with_current(|frame| frame.engine.key())
-        .unwrap_or_else(|| unreachable!("the key is asked for inside the attempt"))
+    current_key().unwrap_or_else(|| unreachable!("the key is asked for inside the attempt"))
 }
 
 /// What the call returns when the policy gave up after `last`: the bad
 /// response itself, told it was given up on, or the error.
 fn answer<E, R, C>(
     check: &C,
-    engine: &crate::engine::Engine<'_>,
+    polled: &PollDriver<'_, Attempted<E, R, C::Error>>,
     last: Attempted<E, R, C::Error>,
 ) -> Result<R, Error<E>>
 where
+    E: Classify,
     C: CheckResponse<R>,
 {
     match last {
@@ -258,8 +256,8 @@ where
         Attempted::Elapsed { elapsed, .. } => Err(Error::TimedOut(elapsed)),
         Attempted::Response { mut response, bad } => {
             let gave_up = GaveUp::new(
-                engine.attempts(),
-                engine.stop_reason().unwrap_or(StopReason::Exhausted),
+                polled.attempts(),
+                polled.stop_reason().unwrap_or(StopReason::Exhausted),
                 bad.classify(),
             );
             check.gave_up(&mut response, gave_up);
@@ -276,7 +274,7 @@ where
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResponseFuture")
-            .field("attempts", &self.polled.engine().attempts())
+            .field("attempts", &self.polled.attempts())
             .field("limit", &self.limit)
             .finish_non_exhaustive()
     }

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http_body::{Body as _, Frame, SizeHint};
 use reqwest::ResponseBuilderExt as _;
 
-use crate::HttpError;
+use tenacious_runtime::HttpError;
 
 /// Classifies a response with a 4xx or 5xx status by its status, headers
 /// and error body (see [`HttpError`]), and gives it back with the same
@@ -35,7 +35,7 @@ pub(super) async fn read_failed(
     let mut head = Vec::new();
     let mut seen = 0usize;
     let mut stalled = false;
-    let timer = crate::driver::sleep(within);
+    let timer = tokio::time::sleep(within);
     let mut timer = std::pin::pin!(timer);
     let rest = loop {
         if seen > HttpError::MAX_BODY {
@@ -70,7 +70,11 @@ pub(super) async fn read_failed(
         }
     };
     let whole = seen <= HttpError::MAX_BODY && !rest.failed() && !stalled;
-    let error = error.with_kept_body(head.into_boxed_slice(), !whole);
+    let error = if whole {
+        error.with_body(&head)
+    } else {
+        error.with_partial_body(&head)
+    };
     // `From<http::Response>` takes the URL from this extension, which
     // reqwest's own conversion the other way does not leave.
     if let Ok(with_url) = http::Response::builder().url(url).body(()) {

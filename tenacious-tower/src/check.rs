@@ -3,7 +3,7 @@
 //! [`GaveUp`] a bad last response carries.
 use std::convert::Infallible;
 
-use crate::{Classify, ErrorClass, HttpError, Signals, StopReason, rate_limits};
+use tenacious_runtime::{Classify, ErrorClass, HttpError, Signals, StopReason, rate_limits};
 
 /// Says which responses of the inner service are failures, and which
 /// [`Classify`] error each one is: the `check` of `#[retry(check = ...)]`
@@ -46,7 +46,7 @@ pub trait CheckResponse<R> {
     fn check(&self, response: &R) -> Result<(), Self::Error>;
 
     /// What a good response says of the caller's rate-limit window, for
-    /// the policy's [`Throttle`](crate::Throttle), which paces the calls
+    /// the policy's [`Throttle`](tenacious_runtime::Throttle), which paces the calls
     /// ahead of a 429 by it (a bad response says it through its error's
     /// [`signals`](Classify::signals)). Asked only when the policy names a
     /// throttle. Default: [`Signals::NONE`]; [`HttpCheck`] reads the
@@ -81,7 +81,7 @@ where
 /// table, `Retry-After` (a hint the retry waits at least), `x-should-retry`
 /// (which overrules the status) and the rate-limit headers (signals for the
 /// guards). 1xx, 2xx and 3xx responses are good; their rate-limit headers
-/// go to the policy's [`Throttle`](crate::Throttle), if it names one.
+/// go to the policy's [`Throttle`](tenacious_runtime::Throttle), if it names one.
 ///
 /// The body is not read: it stays in the response, which is handed back
 /// as the call's answer when the call gives up on it (with a [`GaveUp`] in

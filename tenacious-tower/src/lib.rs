@@ -51,29 +51,29 @@
 //!   must be [`Classify`]; map one that is not with tower's `map_err`;
 //! - a response the [`CheckResponse`] calls bad: by default
 //!   ([`HttpCheck`]) an `http::Response` with a 4xx or 5xx status,
-//!   classified by [`HttpError`](crate::HttpError) from its status and
+//!   classified by [`HttpError`](tenacious_runtime::HttpError) from its status and
 //!   headers, so a `Retry-After` is waited (at least), `x-should-retry`
 //!   overrules the status, and the rate-limit headers reach the
-//!   [`Throttle`](crate::Throttle);
+//!   [`Throttle`](tenacious_runtime::Throttle);
 //! - an attempt that runs out of the policy's
 //!   [`timeout`](Policy::timeout), or of what its
-//!   [`deadline`](Policy::deadline) leaves: [`Elapsed`](crate::Elapsed),
+//!   [`deadline`](Policy::deadline) leaves: [`Elapsed`](tenacious_runtime::Elapsed),
 //!   transient, and its retry costs the budget a timeout's 10 tokens. The
 //!   limit counts from the attempt's start, its wait for the inner
 //!   service's readiness included; an attempt that ran out before the
 //!   service was ready sent nothing, which a policy with
 //!   [`idempotent(false)`](Policy::idempotent) may retry.
 //!
-//! The policy's guards ([`Breaker`](crate::Breaker),
-//! [`Cooldown`](crate::Cooldown), [`Throttle`](crate::Throttle), a
-//! [`Guard`](crate::Guard) of its own) are asked before every attempt,
+//! The policy's guards ([`Breaker`](tenacious_runtime::Breaker),
+//! [`Cooldown`](tenacious_runtime::Cooldown), [`Throttle`](tenacious_runtime::Throttle), a
+//! [`Guard`](tenacious_runtime::Guard) of its own) are asked before every attempt,
 //! the first included, and told every outcome; its
-//! [`RetryBudget`](crate::RetryBudget) pays for each retry; its
+//! [`RetryBudget`](tenacious_runtime::RetryBudget) pays for each retry; its
 //! [`stats`](Policy::stats) record counts each call under the record's
 //! name (and, with the features, emits the `tracing` events and
 //! `metrics`). Inside an attempt of another retried call (a `#[retry]` fn
 //! calling the service), the call is nested and makes one attempt (see
-//! [`Nested`](crate::Nested)), and [`Attempt::current`](crate::Attempt::current)
+//! [`Nested`](tenacious_runtime::Nested)), and [`Attempt::current`](tenacious_runtime::Attempt::current)
 //! works in the inner service's `call` and future.
 //!
 //! # What the call returns
@@ -85,7 +85,7 @@
 //!   tower's own retry and `reqwest-retry` do, and as a proxy built on
 //!   axum or hyper expects: the caller sees what the server said. With
 //!   [`HttpCheck`] its extensions hold a [`GaveUp`] (the attempts, the
-//!   [`StopReason`](crate::StopReason), the class);
+//!   [`StopReason`](tenacious_runtime::StopReason), the class);
 //! - when it gives up on an error: [`Error::Service`] with the inner
 //!   service's last error, [`Error::TimedOut`] when the last attempt ran
 //!   out of time, [`Error::GuardRefused`] when a guard refused the call before
@@ -94,7 +94,7 @@
 //! # Idempotency keys
 //!
 //! Every attempt of one call carries the call's
-//! [`IdempotencyKey`](crate::IdempotencyKey), the same on each: by default
+//! [`IdempotencyKey`](tenacious_runtime::IdempotencyKey), the same on each: by default
 //! ([`IdempotencyHeader`]) in the `Idempotency-Key` header of an
 //! `http::Request`, unless the request has that header already. Name
 //! another header with [`RetryLayer::key_header`], put the key elsewhere
@@ -121,12 +121,22 @@
 //! | setting | default | builder |
 //! |---|---|---|
 //! | policy (attempts, backoff, timeout, deadline, guards, budget, statistics) | the one given | [`RetryLayer::new`] |
-//! | which responses are failures | [`HttpCheck`]: 4xx and 5xx, by the [`HttpError`](crate::HttpError) table | [`RetryLayer::check`] |
+//! | which responses are failures | [`HttpCheck`]: 4xx and 5xx, by the [`HttpError`](tenacious_runtime::HttpError) table | [`RetryLayer::check`] |
 //! | where the key goes | [`IdempotencyHeader::DEFAULT`]: `Idempotency-Key` | [`RetryLayer::key_header`], [`RetryLayer::key_with`], [`RetryLayer::without_key`] |
 //!
 //! The attribute's `when`, `notify` and `fallback` have no counterpart
 //! here: the check decides what is bad, and tower's own combinators
 //! (`map_result`, `or_else`) answer after a give-up.
+//!
+//! # This crate
+//!
+//! `tenacious-tower` is the `tenacious` facade's `tenacious::tower`, with
+//! its feature `tower`: depend on the facade. It is built on the runtime's
+//! public poll driver ([`tenacious_runtime::poll`]), as the next adapters
+//! are, and reaches nothing private of it.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
 mod check;
 mod error;
 mod future;
@@ -143,7 +153,7 @@ pub use error::Error;
 pub use future::ResponseFuture;
 pub use key::{IdempotencyHeader, NoKey, StampKey};
 
-use crate::{Classify, Policy};
+use tenacious_runtime::{Classify, Policy};
 
 /// A request each attempt of a retried call sends a copy of: any `Clone`
 /// type. An `http::Request<B>` is one when its body `B` is: `String`,

@@ -2,7 +2,7 @@
 //! [`StampKey`], its HTTP default [`IdempotencyHeader`], and [`NoKey`].
 use http::{HeaderName, HeaderValue};
 
-use crate::IdempotencyKey;
+use tenacious_runtime::IdempotencyKey;
 
 /// Puts the call's [`IdempotencyKey`] into an attempt's request: the same
 /// key on every attempt of one call, so a server can tell a retry from a
