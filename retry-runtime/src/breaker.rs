@@ -835,20 +835,6 @@ impl Guard for Breaker {
 }
 
 impl Breaker {
-    /// Its statistics record, for a store that decides for it.
-    #[doc(hidden)]
-    #[must_use]
-    pub const fn guard_record(&self) -> &crate::stats::GuardRecord {
-        &self.record
-    }
-
-    /// The slot a store binds it by.
-    #[doc(hidden)]
-    #[must_use]
-    pub const fn store_slot(&self) -> &crate::store::StoreSlot<dyn crate::store::BreakerStore> {
-        &self.shared
-    }
-
     /// [`Guard::admit`] on this process's state alone.
     #[inline]
     #[doc(hidden)]
@@ -910,6 +896,8 @@ const fn pack_probes(tag: u64, taken: u64, succeeded: u64) -> u64 {
 const fn unpack_probes(out: u64) -> (u64, u64, u64) {
     (out >> 32, (out >> 16) & COUNT_MAX, out & COUNT_MAX)
 }
+
+crate::store::store_hooks!(Breaker, BreakerStore);
 
 #[cfg(test)]
 mod tests {

@@ -305,20 +305,6 @@ impl Guard for Cooldown {
 }
 
 impl Cooldown {
-    /// Its statistics record, for a store that decides for it.
-    #[doc(hidden)]
-    #[must_use]
-    pub const fn guard_record(&self) -> &crate::stats::GuardRecord {
-        &self.record
-    }
-
-    /// The slot a store binds it by.
-    #[doc(hidden)]
-    #[must_use]
-    pub const fn store_slot(&self) -> &crate::store::StoreSlot<dyn crate::store::CooldownStore> {
-        &self.shared
-    }
-
     /// Moves what a store mirrors of the fleet's cooldown later, never
     /// earlier: when it reopens and its queue's last turn (0: no change).
     #[doc(hidden)]
@@ -371,3 +357,5 @@ impl Cooldown {
         }
     }
 }
+
+crate::store::store_hooks!(Cooldown, CooldownStore);

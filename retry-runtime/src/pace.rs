@@ -15,11 +15,12 @@
 //! given back if a guard asks the retry to wait, and taken afresh here. A
 //! guard whose answer was awaited (a throttle's queue, a store's turn) is
 //! a wait too: the guards before it are asked again once it lets the
-//! attempt go, and it is not (what it gave is for now). The recovery this
-//! could hold back — calls that reserved a throttle's token at an outage's
-//! rate, refused by the breaker they are asked again — does not arise: an
-//! async call's token is not reserved at the retry's decision but queued
-//! after its backoff, and re-timed as the rate changes (see `Throttle`).
+//! attempt go, and it is not (what it gave is for now). No call holds a
+//! throttle's token reserved at an outage's rate while the breaker refuses
+//! it: an async call's token is not reserved at the retry's decision but
+//! queued after its backoff, and re-timed as the rate changes (see
+//! `Throttle`). What the recovery from an outage pays is the breaker's
+//! open period, as it should (the README's "After any wait" figures).
 //! [`pace`] for the async loops
 //! (which await [`Guard::admit_async`](crate::Guard::admit_async) there), [`pace_blocking`] for the
 //! blocking ones, both built on [`Pacer`], which a poll-based driver polls

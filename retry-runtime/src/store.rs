@@ -159,6 +159,30 @@ pub trait BudgetStore: Store {
     fn reset(&'static self);
 }
 
+/// The hidden accessors a store reaches a provider guard by: its
+/// statistics record (a store that decides for it counts its waits and
+/// refusals there) and its slot (what the store binds).
+macro_rules! store_hooks {
+    ($guard:ty, $store:ident) => {
+        impl $guard {
+            /// Its statistics record, for a store that decides for it.
+            #[doc(hidden)]
+            #[must_use]
+            pub const fn guard_record(&self) -> &crate::stats::GuardRecord {
+                &self.record
+            }
+
+            /// The slot a store binds it by.
+            #[doc(hidden)]
+            #[must_use]
+            pub const fn store_slot(&self) -> &crate::store::StoreSlot<dyn crate::store::$store> {
+                &self.shared
+            }
+        }
+    };
+}
+pub(crate) use store_hooks;
+
 /// What a store implementation needs of the core beyond the guards' public
 /// API: the clock the guards keep their times on, the bounds they clamp
 /// to, and how they read an outcome. Re-exported, not copied, so a store

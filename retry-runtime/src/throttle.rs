@@ -1015,20 +1015,6 @@ impl Guard for Throttle {
 }
 
 impl Throttle {
-    /// Its statistics record, for a store that decides for it.
-    #[doc(hidden)]
-    #[must_use]
-    pub const fn guard_record(&self) -> &crate::stats::GuardRecord {
-        &self.record
-    }
-
-    /// The slot a store binds it by.
-    #[doc(hidden)]
-    #[must_use]
-    pub const fn store_slot(&self) -> &crate::store::StoreSlot<dyn crate::store::ThrottleStore> {
-        &self.shared
-    }
-
     /// Whether the throttle is bound to a store (feature `redis`).
     fn is_bound(&self) -> bool {
         if self.shared.get().is_some() {
@@ -1407,6 +1393,8 @@ pub fn throttled(outcome: &Outcome) -> Option<bool> {
         AttemptResult::Failure { .. } | AttemptResult::NotMade => None,
     }
 }
+
+crate::store::store_hooks!(Throttle, ThrottleStore);
 
 #[cfg(test)]
 mod tests {
