@@ -49,6 +49,14 @@ async fn completion() -> Result<String, Failure<CompletionError>> {
     Ok(next_answer())
 }
 
+/// [`completion`] with a statistics record of its own: the tests run on
+/// threads side by side, and one counting the other's attempts in the
+/// same record would be off by them.
+#[retry(max = 4, base = "1ms", check = complete, stats = "check: truncated")]
+async fn completion_truncated() -> Result<String, Failure<CompletionError>> {
+    Ok(next_answer())
+}
+
 #[retry(max = 4, base = "1ms", check = complete)]
 fn completion_sync() -> Result<String, CompletionError> {
     Ok(next_answer())
@@ -71,7 +79,7 @@ async fn an_empty_answer_is_retried_and_counted_as_a_failure() {
 #[tokio::test(start_paused = true)]
 async fn truncated_json_is_invalid_and_not_retried() {
     ANSWERS.with(|a| a.set(&["{\"city\": \"Par", "{\"city\": \"Paris\"}"]));
-    let failure = completion().await.unwrap_err();
+    let failure = completion_truncated().await.unwrap_err();
     assert_eq!(failure.stop_reason(), StopReason::NotRetryable);
     assert_eq!(*failure.last(), CompletionError::TruncatedJson);
     assert_eq!(failure.attempts().len(), 1);
