@@ -128,6 +128,7 @@
 //! process, and the local state again, within 50 ms, when Redis fails.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use tenacious_macros::{Classify, retry};
 // A glob, as for the runtime, so that `agent` is here whenever

@@ -4,6 +4,7 @@
 //! Each macro converts tokens and hands them to its module, which works on
 //! `proc_macro2` so it can be unit-tested.
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod classify;
 mod common;

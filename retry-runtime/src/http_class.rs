@@ -48,6 +48,7 @@ const SHOULD_RETRY: &str = "x-should-retry";
 /// assert_eq!(StatusCode::UNAUTHORIZED.classify(), ErrorClass::Fatal);
 /// assert_eq!(StatusCode::TOO_MANY_REQUESTS.variant(), "Status429");
 /// ```
+#[cfg(feature = "http")] // on the item too, for its feature badge where it is re-exported
 impl Classify for StatusCode {
     fn classify(&self) -> ErrorClass {
         match self.as_u16() {
@@ -241,6 +242,7 @@ const fn variant_names() -> [[u8; 9]; 900] {
 /// );
 /// assert_eq!(HttpError::new(StatusCode::BAD_GATEWAY).to_string(), "HTTP 502 Bad Gateway");
 /// ```
+#[cfg(feature = "http")] // on the item too, for its feature badge where it is re-exported
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HttpError {
     status: StatusCode,

@@ -70,6 +70,7 @@
 #![deny(missing_docs)]
 // One audited block: the attempt context's pointer (see `context.rs`).
 #![deny(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod attempt;
 mod backoff;

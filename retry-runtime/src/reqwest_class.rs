@@ -37,6 +37,7 @@ use crate::{Classify, ErrorClass, HttpError};
 /// Ok(response.text().await?)
 /// # }
 /// ```
+#[cfg(feature = "reqwest")] // on the item too, for its feature badge where it is re-exported
 impl Classify for reqwest::Error {
     fn classify(&self) -> ErrorClass {
         if self.is_timeout() {
@@ -128,12 +129,14 @@ fn has_source<S: std::error::Error + 'static>(error: &reqwest::Error) -> bool {
 /// Reads a reqwest response's status, `Retry-After`/`retry-after-ms` and
 /// `x-should-retry` (see [`HttpError::from_parts`]); the body is left alone
 /// ([`HttpError::read`] reads it too).
+#[cfg(feature = "reqwest")] // on the item too, for its feature badge where it is re-exported
 impl From<&reqwest::Response> for HttpError {
     fn from(response: &reqwest::Response) -> Self {
         Self::from_parts(response.status(), response.headers())
     }
 }
 
+#[cfg(feature = "reqwest")] // on the item too, for its feature badge where it is re-exported
 impl HttpError {
     /// Reads a failed reqwest response: its status and headers, as
     /// [`From<&reqwest::Response>`](#impl-From%3C%26Response%3E-for-HttpError)

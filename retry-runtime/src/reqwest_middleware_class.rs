@@ -40,6 +40,7 @@ use crate::{Classify, Elapsed, ErrorClass, HttpError, Limits, Refused, Signals};
 /// let timed_out = reqwest_middleware::Error::middleware(Elapsed::new(Duration::from_secs(10)));
 /// assert_eq!((timed_out.classify(), timed_out.variant()), (ErrorClass::Transient, "Elapsed"));
 /// ```
+#[cfg(feature = "reqwest-middleware")] // on the item too, for its feature badge where it is re-exported
 impl Classify for Error {
     fn classify(&self) -> ErrorClass {
         known(self).map_or(ErrorClass::Fatal, Classify::classify)

@@ -104,6 +104,7 @@ impl<E: std::error::Error + 'static> std::error::Error for SseError<E> {
 /// The body's error classifies as itself (class, hint, variant, server
 /// hint, signals); an over-long line as `Fatal`, variant `"TooLong"` (an
 /// endpoint that does not speak SSE is a fault to fix, not to retry).
+#[cfg(feature = "sse")] // on the item too, for its feature badge where it is re-exported
 impl<E: Classify> Classify for SseError<E> {
     fn classify(&self) -> ErrorClass {
         match self {

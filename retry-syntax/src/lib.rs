@@ -5,6 +5,7 @@
 //! [`duration`] strings, and the [`closest`] known word to a misspelt one.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod duration;
 

@@ -13,6 +13,7 @@
 //! nor the serde they bring.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "agent")]
 pub mod agent;

@@ -148,6 +148,7 @@
 //! [`Request::try_clone`]: reqwest::Request::try_clone
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod body;
 mod failed;

@@ -136,6 +136,7 @@
 //! are, and reaches nothing private of it.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod check;
 mod error;

@@ -38,6 +38,7 @@ use crate::{ErrorClass, StopReason};
 /// assert_eq!(stats::give_up_levels().level(StopReason::NotRetryable, ErrorClass::Invalid), None);
 /// assert_eq!(GiveUpLevels::DEFAULT.level(StopReason::NotRetryable, ErrorClass::Fatal), Some(Level::ERROR));
 /// ```
+#[cfg(feature = "tracing")] // on the item too, for its feature badge where it is re-exported
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GiveUpLevels {
     by_reason: [Option<Level>; StopReason::ALL.len()],
@@ -118,6 +119,7 @@ static LEVELS: RwLock<GiveUpLevels> = RwLock::new(GiveUpLevels::DEFAULT);
 /// Installs `levels` for every give-up event from now on, in every thread
 /// (feature `tracing`). Default: [`GiveUpLevels::DEFAULT`]. See
 /// [`GiveUpLevels`] for an example.
+#[cfg(feature = "tracing")] // on the item too, for its feature badge where it is re-exported
 pub fn set_give_up_levels(levels: GiveUpLevels) {
     // A poisoned lock only means a writer panicked between two plain
     // stores: the value is whole either way.
@@ -137,6 +139,7 @@ pub fn set_give_up_levels(levels: GiveUpLevels) {
 /// assert_eq!(levels.level(StopReason::Exhausted, ErrorClass::Transient), Some(Level::ERROR));
 /// ```
 #[must_use]
+#[cfg(feature = "tracing")] // on the item too, for its feature badge where it is re-exported
 pub fn give_up_levels() -> GiveUpLevels {
     *LEVELS
         .read()
