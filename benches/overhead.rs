@@ -66,7 +66,7 @@ async fn retried_unrecorded(args: &str) -> Result<u64, ToolError> {
 
 /// `plain`, kept out of line: a future whose `poll` the compiler may not
 /// inline into its caller, as it does `plain`'s (whose whole body is the
-/// hash) but not `retried`'s (see the README: the retry loop makes the
+/// hash) but not `retried`'s (see `tenacious::docs::performance`: the retry loop makes the
 /// poll too big for the inliner's threshold). What a call costs when
 /// neither side is inlined, as with a tool call's real body.
 struct PlainOutOfLine<'a>(&'a str);

@@ -17,7 +17,7 @@ pub struct RedisServer {
 
 const MISSING: &str = "redis-server is not installed: the Redis tests start their own. \
      Install it with `apt-get install -y redis-server` (`.ci/run` does), or see the README, \
-     \"A fleet on Redis\"";
+     \"Tests that need a server\"";
 
 impl RedisServer {
     /// Starts one on a free port, and waits (at most 5 s) for it to answer.
