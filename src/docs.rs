@@ -44,9 +44,16 @@ pub mod streams {}
 
 // The charts are inlined, SVG in the page, so that they show wherever the
 // docs are read (docs.rs, a local `cargo doc`), with no path to resolve.
+//
+// Rustdoc joins the fragments with one line break: the empty ones make the
+// blank lines that start and end each chart as a block of HTML (within a
+// paragraph, Markdown would read the SVG's text lines).
 #[doc = include_str!("../docs/fleets.md")]
+#[doc = ""]
 #[doc = include_str!("../docs/fleet.svg")]
-#[doc = "\nThe same with `--penalty` (`docs/fleet-penalty.svg`):\n"]
+#[doc = ""]
+#[doc = "The same with `--penalty` (`docs/fleet-penalty.svg`):"]
+#[doc = ""]
 #[doc = include_str!("../docs/fleet-penalty.svg")]
 pub mod fleets {}
 
@@ -63,5 +70,6 @@ pub mod observability {}
 pub mod performance {}
 
 #[doc = include_str!("../docs/herd.md")]
+#[doc = ""]
 #[doc = include_str!("../docs/herd.svg")]
 pub mod herd {}

@@ -126,6 +126,13 @@
 //! Redis, and every process bound to the same name shares one state: one
 //! script per decision on the server's clock, the common case decided in
 //! process, and the local state again, within 50 ms, when Redis fails.
+//!
+//! # Read on
+//!
+//! The long form is the [`docs`] module, one chapter a module: the demo,
+//! what a retry never does, HTTP, streams, fleets, policies from config,
+//! errors from other crates, statistics and tracing, performance. Each
+//! integration crate's README holds its own chapter.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
