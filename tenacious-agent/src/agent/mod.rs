@@ -35,6 +35,7 @@ mod decision;
 mod fingerprint;
 mod guard;
 mod observation;
+mod status;
 mod verdict;
 
 pub use config::TaskGuardConfig;
@@ -42,5 +43,6 @@ pub use cost::Cost;
 pub use decision::{Decision, DecisionRetry, Degraded, Reask};
 pub use fingerprint::{CanonicalJson, Fingerprint};
 pub use guard::TaskGuard;
-pub use observation::{Observation, Status};
+pub use observation::Observation;
+pub use status::Status;
 pub use verdict::{Repeat, TaskLimit, Verdict};
