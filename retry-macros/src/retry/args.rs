@@ -864,7 +864,7 @@ fn policy(value: &Expr, errors: &mut Errors) -> Option<PolicyArg> {
 }
 
 /// Whether `c` may be in a policy's name: the rule `tenacious::config`
-/// reads names by (`valid_name_char` in `retry-runtime/src/config/read.rs`).
+/// reads names by (`valid_name_char` in `tenacious-config/src/read.rs`).
 fn valid_name_char(c: char) -> bool {
     !c.is_whitespace() && !c.is_control()
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::read::{self, At, Reader};
 use super::value::Value;
-use crate::{Breaker, Cooldown, RetryBudget, Throttle};
+use tenacious_runtime::{Breaker, Cooldown, RetryBudget, Throttle};
 
 /// Deserializes through the config's reader (`read_fn`), so a guard
 /// embedded in a config of yours is checked as a file's is.

@@ -7,7 +7,8 @@ use super::duration::display;
 use super::error::{ConfigError, Problem};
 use super::read::{At, Reader, policy};
 use super::value::Value;
-use crate::{Jitter, Nested, Policy, RetryOn};
+use tenacious_runtime::store::hooks::saturating_nanos;
+use tenacious_runtime::{Jitter, Nested, Policy, RetryOn};
 
 /// One policy's settings, read from a config: each one it sets, and
 /// nothing for those it leaves to the [`Policy`] it is applied to.
@@ -202,8 +203,8 @@ impl PolicyConfig {
         };
         let mut out = Vec::new();
         let (b, c) = (
-            self.base.unwrap_or(base.base_nanos()),
-            self.cap.unwrap_or(base.cap_nanos()),
+            self.base.unwrap_or(saturating_nanos(base.get_base())),
+            self.cap.unwrap_or(saturating_nanos(base.get_cap())),
         );
         if c < b {
             if self.cap.is_some() {
@@ -232,19 +233,19 @@ impl PolicyConfig {
                 ));
             }
         }
-        let deadline = self.deadline.or(base.deadline_nanos());
+        let deadline = self.deadline.or(base.get_deadline().map(saturating_nanos));
         let limits = [
-            ("timeout", self.timeout, base.timeout_nanos()),
+            (
+                "timeout",
+                self.timeout,
+                base.get_timeout().map(saturating_nanos),
+            ),
             (
                 "first_item",
                 self.first_item,
-                base.get_first_item().map(crate::clock::saturating_nanos),
+                base.get_first_item().map(saturating_nanos),
             ),
-            (
-                "idle",
-                self.idle,
-                base.get_idle().map(crate::clock::saturating_nanos),
-            ),
+            ("idle", self.idle, base.get_idle().map(saturating_nanos)),
         ];
         for (key, own, inherited) in limits {
             let (Some(limit), Some(deadline)) = (own.or(inherited), deadline) else {
@@ -375,20 +376,31 @@ impl<'de> Deserialize<'de> for PolicyConfig {
     }
 }
 
-/// A policy deserialized: a [`PolicyConfig`] on top of [`Policy::DEFAULT`]
-/// (feature `config`). It names no guard or statistics record, which are
-/// `static`s: add them with the builders, or read a set of policies with
-/// [`Policies`](super::Policies), which declares its guards.
+/// A policy deserialized, for `#[serde(deserialize_with = "...")]` on a
+/// field of type [`Policy`] in a config of yours: a [`PolicyConfig`] on top
+/// of [`Policy::DEFAULT`], read and checked as a file's policy is. It names
+/// no guard or statistics record, which are `static`s: add them with the
+/// builders, or read a set of policies with [`Policies`](super::Policies),
+/// which declares its guards.
 ///
 /// ```
 /// use std::time::Duration;
 /// use tenacious::Policy;
 ///
-/// let policy: Policy = serde_json::from_str(r#"{ "max": 4, "deadline": "30s" }"#).unwrap();
-/// assert_eq!(policy, Policy::new().max(4).deadline(Duration::from_secs(30)));
+/// #[derive(serde::Deserialize)]
+/// struct App {
+///     #[serde(deserialize_with = "tenacious::config::deserialize_policy")]
+///     retry: Policy,
+/// }
+///
+/// let app: App = serde_json::from_str(r#"{ "retry": { "max": 4, "deadline": "30s" } }"#).unwrap();
+/// assert_eq!(app.retry, Policy::new().max(4).deadline(Duration::from_secs(30)));
 /// ```
-impl<'de> Deserialize<'de> for Policy {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        PolicyConfig::deserialize(deserializer).map(PolicyConfig::into_policy)
-    }
+///
+/// # Errors
+///
+/// Every problem the policy's table has, one a line, as
+/// [`PolicyConfig`]'s `Deserialize` says them.
+pub fn deserialize_policy<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Policy, D::Error> {
+    PolicyConfig::deserialize(deserializer).map(PolicyConfig::into_policy)
 }

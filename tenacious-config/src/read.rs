@@ -7,7 +7,8 @@ use super::error::{ConfigError, Problem};
 use super::guards::{BreakerConfig, BudgetConfig, CooldownConfig, ThrottleConfig};
 use super::policy::PolicyConfig;
 use super::value::{Entry, Table, Value, quoted};
-use crate::{Jitter, Nested, Policy, RetryOn};
+use tenacious_runtime::store::hooks::check_name;
+use tenacious_runtime::{Jitter, Nested, Policy, RetryOn};
 
 /// Collects the problems of one document.
 pub(crate) struct Reader<'s> {
@@ -670,7 +671,7 @@ fn guard_name(r: &mut Reader<'_>, at: &At, kind: &str, value: &Value) -> Option<
     match as_text(value) {
         Some(name) if !name.is_empty() => {
             // Bound to a store by this name, it must be one the store takes.
-            if let Err(why) = crate::guard_name::check(name) {
+            if let Err(why) = check_name(name) {
                 r.problem(at, Some(value), why);
                 return None;
             }
@@ -866,7 +867,10 @@ pub(crate) fn throttle(r: &mut Reader<'_>, at: &At, value: &Value) -> ThrottleCo
     if let (Some(max_rate), Some((at, value))) = (config.max_rate, max_rate_at) {
         let (min_rate, which) = match config.min_rate {
             Some(min_rate) => (min_rate, "`min_rate`"),
-            None => (crate::Throttle::MIN_RATE, "the default `min_rate`"),
+            None => (
+                tenacious_runtime::Throttle::MIN_RATE,
+                "the default `min_rate`",
+            ),
         };
         if max_rate < min_rate {
             r.problem(
@@ -1011,7 +1015,7 @@ pub(crate) fn document(r: &mut Reader<'_>, value: &Value) -> Document {
                 continue;
             }
             if kind.singular != "policy"
-                && let Err(why) = crate::guard_name::check(&name)
+                && let Err(why) = check_name(&name)
             {
                 r.problem(&at, None, why);
                 continue;

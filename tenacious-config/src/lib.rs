@@ -1,5 +1,5 @@
 //! Named, reusable policies from a config file or the environment (feature
-//! `config`).
+//! `config`): `tenacious::config`.
 //!
 //! A set of policies is read once, at start-up, from TOML, JSON or
 //! environment variables, and each policy is then found by its name:
@@ -69,7 +69,7 @@
 //! [`CooldownConfig`], [`ThrottleConfig`], [`BreakerConfig`]); a name
 //! with no table of settings gets the defaults, and a table no policy
 //! names is an error (a misspelt name would leave its settings unused).
-//! The guard is named after it in [`stats`](crate::stats) (its `name`).
+//! The guard is named after it in [`stats`](tenacious_runtime::stats) (its `name`).
 //! A guard's name is the one a store binds it by (feature `redis`,
 //! `Store::bind`): 1 to 200 bytes, no braces; another is refused here in
 //! the words the store would refuse it with.
@@ -151,27 +151,50 @@
 //! creates each guard it names once and leaks it (a few hundred bytes, a
 //! `Box::leak` at reading): read a set once, at start-up, not per call.
 //! The policies themselves are values, copied out of the set.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
 
 use serde::{Deserialize, Deserializer};
-
-use crate::{Breaker, Cooldown, Policy, RetryBudget, Throttle};
+use tenacious_runtime::registry::{self, PolicySet};
+use tenacious_runtime::{Breaker, Cooldown, Policy, RetryBudget, Throttle};
 
 mod duration;
 mod env;
 mod error;
 mod guards;
 mod policy;
-pub(crate) mod read;
+mod read;
 mod value;
 
 pub use error::{AlreadyLoaded, ConfigError, MissingPolicy, Problem};
 pub use guards::{BreakerConfig, BudgetConfig, CooldownConfig, ThrottleConfig};
-pub use policy::PolicyConfig;
+pub use policy::{PolicyConfig, deserialize_policy};
 
 use read::{Document, Reader};
+
+/// Not a stable API: what the code `#[retry(policy = "name")]` generates
+/// needs of this crate.
+#[doc(hidden)]
+pub mod __private {
+    /// The name of a `policy = "name"`: with this crate, a name is looked
+    /// up at run time in the set [`load`](crate::load) keeps. The facade
+    /// re-exports it over the core's, which refuses the name when the
+    /// feature `config` is off.
+    #[must_use]
+    pub const fn policy_name(name: &'static str) -> &'static str {
+        name
+    }
+}
+
+/// The README's examples, compiled and run as the docs' are.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 use value::Value;
 
 /// A set of named policies and the shared guards they name, read from a
@@ -569,17 +592,15 @@ impl<'de> Deserialize<'de> for Policies {
 }
 
 /// What the registry reads of a set it keeps.
-impl crate::bound::PolicySet for Policies {
+impl PolicySet for Policies {
     fn policy(&self, name: &str) -> Option<&Policy> {
         self.get(name)
     }
 
-    #[cfg(feature = "tracing")]
     fn names(&self) -> Vec<&str> {
         Policies::names(self).collect()
     }
 
-    #[cfg(feature = "tracing")]
     fn source(&self) -> &str {
         Policies::source(self)
     }
@@ -621,7 +642,7 @@ fn read_file(path: &Path) -> Result<(String, String), ConfigError> {
 pub fn load(policies: Policies) -> Result<&'static Policies, AlreadyLoaded> {
     // The registry of the names `#[retry(policy = "name")]` fns are bound
     // by keeps the set; this module only parses it and registers it there.
-    let stored = crate::bound::register(Box::new(policies));
+    let stored = registry::register(Box::new(policies));
     match (stored, loaded()) {
         (Ok(()), Some(loaded)) => Ok(loaded),
         (_, loaded) => Err(AlreadyLoaded {
@@ -634,7 +655,7 @@ pub fn load(policies: Policies) -> Result<&'static Policies, AlreadyLoaded> {
 #[must_use]
 pub fn loaded() -> Option<&'static Policies> {
     // Only this module registers a set, and always a `Policies`.
-    let set: &'static dyn std::any::Any = crate::bound::registered()?;
+    let set: &'static dyn std::any::Any = registry::registered()?;
     set.downcast_ref()
 }
 
@@ -649,7 +670,7 @@ pub fn loaded() -> Option<&'static Policies> {
 /// ```
 #[must_use]
 pub fn policy(name: &str) -> Option<&'static Policy> {
-    crate::bound::policy(name)
+    registry::policy(name)
 }
 
 /// The loaded policy named `name`, or an error saying that nothing was
@@ -717,5 +738,5 @@ pub fn require(name: &str) -> Result<&'static Policy, MissingPolicy> {
 /// ```
 #[must_use]
 pub fn missing() -> Vec<&'static str> {
-    crate::bound::missing()
+    registry::missing()
 }
