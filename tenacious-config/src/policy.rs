@@ -3,12 +3,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
-use super::duration::display;
+use super::document::policy;
 use super::error::{ConfigError, Problem};
-use super::read::{At, Reader, policy};
+use super::read::{At, Reader};
 use super::value::Value;
 use tenacious_runtime::store::hooks::saturating_nanos;
 use tenacious_runtime::{Jitter, Nested, Policy, RetryOn};
+use tenacious_syntax::rules::{self, Setting};
 
 /// One policy's settings, read from a config: each one it sets, and
 /// nothing for those it leaves to the [`Policy`] it is applied to.
@@ -193,7 +194,8 @@ impl PolicyConfig {
     }
 
     /// The settings that clash once applied to `base`, each with the key
-    /// to blame and why (the macro's words). `default`: `base` is
+    /// to blame and why: the rules `#[retry]` checks, and their words
+    /// (`tenacious_syntax::rules`). `default`: `base` is
     /// [`Policy::DEFAULT`], as the messages then say.
     pub(crate) fn conflicts(&self, base: &Policy, default: bool) -> Vec<(&'static str, String)> {
         let theirs = if default {
@@ -201,90 +203,26 @@ impl PolicyConfig {
         } else {
             "the base policy's"
         };
+        let nanos = |duration: Option<Duration>| duration.map(saturating_nanos);
         let mut out = Vec::new();
-        let (b, c) = (
-            self.base.unwrap_or(saturating_nanos(base.get_base())),
-            self.cap.unwrap_or(saturating_nanos(base.get_cap())),
-        );
-        if c < b {
-            if self.cap.is_some() {
-                let base_text = match self.base {
-                    Some(_) => format!("`base` ({})", display(b)),
-                    None => format!("{theirs} `base` ({})", display(b)),
-                };
-                out.push((
-                    "cap",
-                    format!(
-                        "`cap` ({}) is below {base_text}: `cap` is the ceiling of every \
-                         backoff, so it must be at least `base`; raise `cap` or lower `base`",
-                        display(c)
-                    ),
-                ));
-            } else if self.base.is_some() {
-                out.push((
-                    "base",
-                    format!(
-                        "`base` ({}) is above {theirs} `cap` ({}): `cap` is the ceiling of \
-                         every backoff; raise it too, like `cap = \"{}\"`",
-                        display(b),
-                        display(c),
-                        display(b.saturating_mul(10)),
-                    ),
-                ));
-            }
-        }
-        let deadline = self.deadline.or(base.get_deadline().map(saturating_nanos));
+        out.extend(rules::backoff(
+            Setting::or(self.base, nanos(Some(base.get_base()))),
+            Setting::or(self.cap, nanos(Some(base.get_cap()))),
+            theirs,
+        ));
+        let deadline = Setting::or(self.deadline, nanos(base.get_deadline()));
         let limits = [
-            (
-                "timeout",
-                self.timeout,
-                base.get_timeout().map(saturating_nanos),
-            ),
-            (
-                "first_item",
-                self.first_item,
-                base.get_first_item().map(saturating_nanos),
-            ),
-            ("idle", self.idle, base.get_idle().map(saturating_nanos)),
+            (self.timeout, base.get_timeout()),
+            (self.first_item, base.get_first_item()),
+            (self.idle, base.get_idle()),
         ];
-        for (key, own, inherited) in limits {
-            let (Some(limit), Some(deadline)) = (own.or(inherited), deadline) else {
-                continue;
-            };
-            if limit <= deadline || (own.is_none() && self.deadline.is_none()) {
-                continue;
-            }
-            let why = if key == "timeout" {
-                "no attempt can run longer than the whole call"
-            } else {
-                "the deadline ends the stream first"
-            };
-            let (limit, deadline) = (display(limit), display(deadline));
-            out.push(match (own, self.deadline) {
-                (Some(_), Some(_)) => (
-                    key,
-                    format!(
-                        "`{key}` ({limit}) is longer than `deadline` ({deadline}): {why}; \
-                         lower `{key}` or raise `deadline`"
-                    ),
-                ),
-                (Some(_), None) => (
-                    key,
-                    format!(
-                        "`{key}` ({limit}) is longer than {theirs} `deadline` ({deadline}): \
-                         {why}; lower `{key}` or raise `deadline`"
-                    ),
-                ),
-                _ => (
-                    "deadline",
-                    format!(
-                        "`deadline` ({deadline}) is shorter than {theirs} `{key}` ({limit}): \
-                         {why}; raise `deadline` or lower `{key}`"
-                    ),
-                ),
-            });
+        for ((key, _), (own, inherited)) in rules::DEADLINE_BOUNDED.into_iter().zip(limits) {
+            let limit = Setting::or(own, nanos(inherited));
+            out.extend(rules::within_deadline(key, limit, deadline, theirs));
         }
-        out
+        out.into_iter()
+            .map(|broken| (broken.key, broken.message))
+            .collect()
     }
 
     /// Total attempts, if set.
