@@ -15,7 +15,7 @@ use crate::read::Reader;
 use crate::value::Value;
 
 /// A set of named policies and the shared guards they name, read from a
-/// config (see the [module](self) for the format).
+/// config (see the [module](crate) for the format).
 ///
 /// ```
 /// use std::time::Duration;
@@ -139,7 +139,7 @@ impl Policies {
 
     /// Reads a set from this process's environment variables under
     /// `prefix` (`"TENACIOUS"` reads `TENACIOUS_POLICY_OPENAI_MAX`; see the
-    /// [module](self#environment-variables) for the scheme); its problems
+    /// [module](crate#environment-variables) for the scheme); its problems
     /// start with `environment` and name the variable.
     ///
     /// ```
