@@ -149,6 +149,12 @@ pub use tenacious_runtime::*;
 #[cfg(feature = "redis")]
 #[doc(inline)]
 pub use tenacious_redis as redis;
+
+/// Named policies and their shared guards from TOML, JSON or environment
+/// variables: the `tenacious-config` crate (feature `config`).
+#[cfg(feature = "config")]
+#[doc(inline)]
+pub use tenacious_config as config;
 // One crate per integration, on the runtime's public API; re-exported here
 // under the path and feature it always had.
 #[cfg(feature = "reqwest-middleware")]
@@ -189,4 +195,8 @@ pub struct AgentReadmeDoctests;
 #[doc(hidden)]
 pub mod __private {
     pub use tenacious_runtime::__private::*;
+    // Over the runtime's, which refuses a `policy = "name"`: with feature
+    // `config`, a name is looked up in the set `tenacious::config` loads.
+    #[cfg(feature = "config")]
+    pub use tenacious_config::__private::policy_name;
 }

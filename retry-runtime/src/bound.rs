@@ -1,5 +1,6 @@
 //! `#[retry(policy = "name")]`: a fn's policy found by name, at run time,
-//! in the set `config::load` keeps (feature `config`).
+//! in the set registered here (by `tenacious::config::load`, feature
+//! `config`).
 //!
 //! Each such fn has one [`BoundPolicy`], a `static` of its expansion: the
 //! name, the policy the fn runs while the name is not loaded (the
@@ -11,22 +12,22 @@
 //! and is reported: listed by `config::missing`, and with feature
 //! `tracing` a `WARN` event, once per fn and cause.
 //!
-//! The registry the names are looked up in lives here too: the set of
-//! named policies, which the config module parses and registers
-//! (`register`), and the fns that asked for a name it lacks (`missing`).
-//! The config module calls into it and this module imports nothing from
-//! the config module, so binding a fn by name needs no parsing.
-//!
-//! Compiled with or without the feature, so that a crate without it gets
-//! the one error [`policy_name`] gives, not one per missing path.
+//! The registry the names are looked up in lives here too, always
+//! compiled: the set of named policies, which the config crate
+//! (`tenacious-config`) parses and registers (`register`), and the fns
+//! that asked for a name it lacks (`missing`). The config crate calls into
+//! it through the hidden `registry` module, so binding a fn by name needs
+//! no parsing. Without the facade's feature `config`, nothing registers a
+//! set, and a `policy = "name"` is refused by [`policy_name`] (one error);
+//! with it, the facade's `__private::policy_name` is the config crate's.
 use std::sync::OnceLock;
-#[cfg(feature = "config")]
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::Policy;
 
-/// Implemented only with feature `config`: what makes
-/// `#[retry(policy = "name")]` compile.
+/// Implemented by nothing: what refuses `#[retry(policy = "name")]`
+/// without the facade's feature `config` (with it, the facade's
+/// `__private::policy_name` is `tenacious-config`'s, without this bound).
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`#[retry(policy = \"...\")]` looks the policy up in the set `tenacious::config::load` keeps, which needs `tenacious`'s feature `config`",
@@ -35,11 +36,9 @@ use crate::Policy;
 )]
 pub trait ConfigFeature {}
 
-#[cfg(feature = "config")]
-impl ConfigFeature for str {}
-
 /// The name of a `policy = "name"`, through the check that feature
-/// `config` is on (the expansion spans this call on the literal).
+/// `config` is on (the expansion spans this call on the literal): without
+/// it, an error.
 #[doc(hidden)]
 #[must_use]
 pub const fn policy_name<T: ConfigFeature + ?Sized>(name: &'static T) -> &'static T {
@@ -50,7 +49,6 @@ pub const fn policy_name<T: ConfigFeature + ?Sized>(name: &'static T) -> &'stati
 /// loaded set on its first call after `config::load`, then kept (see the
 /// module's docs in the source, `bound.rs`).
 #[doc(hidden)]
-#[cfg_attr(not(feature = "config"), allow(dead_code))]
 pub struct BoundPolicy {
     name: &'static str,
     /// The fn's path, as events and statistics name it.
@@ -63,18 +61,14 @@ pub struct BoundPolicy {
     apply: fn(Policy) -> Policy,
     bound: OnceLock<Policy>,
     /// `LISTED`, `WARNED_UNLOADED`, `WARNED_MISSING`.
-    #[cfg(feature = "config")]
     reported: AtomicU8,
 }
 
 /// The fn is in the list `config::missing` reads.
-#[cfg(feature = "config")]
 const LISTED: u8 = 1;
 /// The fn warned that it was called before any set was loaded.
-#[cfg(feature = "config")]
 const WARNED_UNLOADED: u8 = 2;
 /// The fn warned that the loaded set has no policy of its name.
-#[cfg(feature = "config")]
 const WARNED_MISSING: u8 = 4;
 
 impl BoundPolicy {
@@ -93,7 +87,6 @@ impl BoundPolicy {
             fallback,
             apply,
             bound: OnceLock::new(),
-            #[cfg(feature = "config")]
             reported: AtomicU8::new(0),
         }
     }
@@ -120,20 +113,16 @@ impl BoundPolicy {
     #[cold]
     #[inline(never)]
     fn bind(&'static self) -> &'static Policy {
-        #[cfg(feature = "config")]
-        {
-            if let Some(loaded) = policy(self.name) {
-                return self.bound.get_or_init(|| (self.apply)(*loaded));
-            }
-            self.report();
+        if let Some(loaded) = policy(self.name) {
+            return self.bound.get_or_init(|| (self.apply)(*loaded));
         }
+        self.report();
         self.fallback
     }
 
     /// Lists the fn for `config::missing` and, with feature `tracing`,
     /// warns: once while nothing is loaded, once when the loaded set lacks
     /// the name.
-    #[cfg(feature = "config")]
     fn report(&'static self) {
         let loaded = registered();
         let warned = if loaded.is_some() {
@@ -150,7 +139,7 @@ impl BoundPolicy {
         }
     }
 
-    #[cfg(all(feature = "config", feature = "tracing"))]
+    #[cfg(feature = "tracing")]
     fn warn(&self, loaded: Option<&dyn PolicySet>) {
         match loaded {
             None => ::tracing::warn!(
@@ -172,7 +161,7 @@ impl BoundPolicy {
         }
     }
 
-    #[cfg(all(feature = "config", not(feature = "tracing")))]
+    #[cfg(not(feature = "tracing"))]
     fn warn(&self, _: Option<&dyn PolicySet>) {
         let _ = self.site;
     }
@@ -189,56 +178,47 @@ impl std::fmt::Debug for BoundPolicy {
 }
 
 /// A set of named policies as the registry keeps it: what the config
-/// module parses (its `Policies`) and [`register`]s.
-#[cfg(feature = "config")]
-pub(crate) trait PolicySet: std::any::Any + Send + Sync {
+/// crate parses (its `Policies`) and [`register`]s.
+pub trait PolicySet: std::any::Any + Send + Sync {
     /// The policy named `name`, if the set has one.
     fn policy(&self, name: &str) -> Option<&Policy>;
 
     /// The names of its policies, in order: what the warning of a fn
-    /// whose name it lacks lists.
-    #[cfg(feature = "tracing")]
+    /// whose name it lacks lists (feature `tracing`).
     fn names(&self) -> Vec<&str>;
 
     /// Where it was read from, for the same warning.
-    #[cfg(feature = "tracing")]
     fn source(&self) -> &str;
 }
 
 /// The set [`register`] keeps.
-#[cfg(feature = "config")]
 static REGISTERED: OnceLock<Box<dyn PolicySet>> = OnceLock::new();
 
 /// Keeps `set` for the whole process, where every fn bound by name finds
 /// its policy. Once: a second set is handed back, and the set registered
 /// first stays (a policy handed out is never taken back).
-#[cfg(feature = "config")]
-pub(crate) fn register(set: Box<dyn PolicySet>) -> Result<(), Box<dyn PolicySet>> {
+pub fn register(set: Box<dyn PolicySet>) -> Result<(), Box<dyn PolicySet>> {
     REGISTERED.set(set)
 }
 
 /// The set [`register`] keeps, if one was registered.
-#[cfg(feature = "config")]
-pub(crate) fn registered() -> Option<&'static dyn PolicySet> {
+pub fn registered() -> Option<&'static dyn PolicySet> {
     REGISTERED.get().map(|set| &**set)
 }
 
 /// The registered policy named `name`: `None` if there is none, or if no
 /// set was registered.
-#[cfg(feature = "config")]
-pub(crate) fn policy(name: &str) -> Option<&'static Policy> {
+pub fn policy(name: &str) -> Option<&'static Policy> {
     registered()?.policy(name)
 }
 
 /// The names of the fns that asked for a name they did not find and that
 /// the registered set (if any) still lacks, sorted, each once.
-#[cfg(feature = "config")]
-pub(crate) fn missing() -> Vec<&'static str> {
+pub fn missing() -> Vec<&'static str> {
     listed::names()
 }
 
 /// The fns that asked for a name they did not find, for [`missing`].
-#[cfg(feature = "config")]
 mod listed {
     use std::sync::{Mutex, PoisonError};
 

@@ -81,8 +81,6 @@ mod call_key;
 mod classify;
 mod classify_derive;
 mod clock;
-#[cfg(feature = "config")]
-pub mod config;
 mod context;
 mod cooldown;
 mod driver;
@@ -126,6 +124,13 @@ pub mod stats;
 mod stop;
 #[doc(hidden)]
 pub mod store;
+/// Not a stable API: the registry of named policies that
+/// `#[retry(policy = "name")]` fns are bound by, for the config crate
+/// (`tenacious-config`), which parses a set and registers it.
+#[doc(hidden)]
+pub mod registry {
+    pub use crate::bound::{PolicySet, missing, policy, register, registered};
+}
 pub mod stream;
 mod throttle;
 mod when_by_ref;

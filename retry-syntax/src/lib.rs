@@ -2,12 +2,16 @@
 //! `#[retry]` attribute (read at compile time by `tenacious-macros`) and
 //! the policy files of `tenacious::config` (read at start-up), so the two
 //! accept the same text with the same meaning and answer a mistake alike:
-//! [`duration`] strings, and the [`closest`] known word to a misspelt one.
+//! [`duration`] strings, the [`keys`] and their examples, the [`rules`]
+//! across keys with their messages, and the [`closest`] known word to a
+//! misspelt one.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod duration;
+pub mod keys;
+pub mod rules;
 
 /// The candidate `word` is most likely a typo of, if any is close enough
 /// (an edit distance of at most a third of the candidate's length, and at

@@ -4,159 +4,72 @@
 //! hide the keys after it; then each key reads its expression and reports a
 //! mistake on the exact tokens, saying what to write instead.
 //!
-//! Every closed list is one table here: the keys ([`KEYS`]: name, example,
-//! reader), and the values of `jitter`, `nested` and `on`, each with the name
-//! of the runtime's item the expansion writes for it. `tests/closed_lists.rs`
-//! (in the facade) ties each value table to the runtime's own list.
+//! The keys are one table, `tenacious-syntax`'s ([`KEYS`]: name, example,
+//! what a config file makes of it), which config files read too; each is
+//! read here by its [`reader`]. The values of `jitter`, `nested` and `on`
+//! are a table each, with the name of the runtime's item the expansion
+//! writes for each value. `tests/closed_lists.rs` (in the facade) ties each
+//! value table to the runtime's own list.
 use proc_macro2::TokenStream;
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, ExprPath, Ident, Lit, LitStr, Token};
+use tenacious_syntax::keys::{self, KEYS};
+use tenacious_syntax::rules;
 
 use super::duration;
-use crate::common::{self, Errors, or_list, ungroup};
+use crate::common::{self, Errors, ungroup};
 
-/// One key: its name, what it looks like written correctly, and how its
-/// value is read into [`Args`].
-struct Key {
-    name: &'static str,
-    example: &'static str,
-    read: fn(&mut Args, &Ident, Expr, &mut Errors),
+mod paths;
+mod values;
+
+pub(super) use paths::{SharedStatic, shared_static};
+use paths::{fn_path, policy, static_path};
+pub(super) use values::{RETRIED_CLASSES, Value};
+use values::{comma_in_on, is_class, jitter, nested, on};
+
+/// How a key's value is read into [`Args`].
+type Read = fn(&mut Args, &Ident, Expr, &mut Errors);
+
+/// How each key of the table is read (the table, its names, order and
+/// examples, is `tenacious-syntax`'s, which a config file's policy reads
+/// too); `None` for a name that is no key.
+fn reader(name: &str) -> Option<Read> {
+    let read: Read = match name {
+        "policy" => |args, _, value, errors| args.policy = policy(&value, errors),
+        "max" => |args, _, value, errors| args.max = max(&value, errors),
+        "base" => |args, key, value, errors| args.base = duration_arg(key, &value, errors),
+        "cap" => |args, key, value, errors| args.cap = duration_arg(key, &value, errors),
+        "jitter" => |args, _, value, errors| args.jitter = jitter(&value, errors),
+        "on" => |args, _, value, errors| args.on = on(&value, errors),
+        "when" => |args, _, value, errors| args.when = fn_path("when", &value, errors),
+        "check" => |args, _, value, errors| args.check = fn_path("check", &value, errors),
+        "fallback" => |args, _, value, errors| args.fallback = fn_path("fallback", &value, errors),
+        "max_retry_after" => {
+            |args, key, value, errors| args.max_retry_after = duration_arg(key, &value, errors)
+        }
+        "timeout" => |args, key, value, errors| args.timeout = duration_arg(key, &value, errors),
+        "deadline" => |args, key, value, errors| args.deadline = duration_arg(key, &value, errors),
+        "first_item" => {
+            |args, key, value, errors| args.first_item = duration_arg(key, &value, errors)
+        }
+        "idle" => |args, key, value, errors| args.idle = duration_arg(key, &value, errors),
+        "resume" => |args, key, value, errors| args.resume = flag(key, &value, errors),
+        "idempotent" => |args, key, value, errors| args.idempotent = flag(key, &value, errors),
+        "budget" => |args, key, value, errors| args.budget = static_path(key, &value, errors),
+        "breaker" => |args, key, value, errors| args.breaker = static_path(key, &value, errors),
+        "cooldown" => |args, key, value, errors| args.cooldown = static_path(key, &value, errors),
+        "throttle" => |args, key, value, errors| args.throttle = static_path(key, &value, errors),
+        "guard" => |args, key, value, errors| args.guard = static_path(key, &value, errors),
+        "key" => |args, _, value, _| args.key = Some(value),
+        "nested" => |args, _, value, errors| args.nested = nested(&value, errors),
+        "notify" => |args, _, value, errors| args.notify = fn_path("notify", &value, errors),
+        "stats" => |args, _, value, errors| args.stats = stats(&value, errors),
+        "crate" => |args, _, value, errors| args.krate = errors.handle(common::crate_path(&value)),
+        _ => return None,
+    };
+    Some(read)
 }
-
-/// The keys, in the order the documentation lists them.
-const KEYS: &[Key] = &[
-    Key {
-        name: "policy",
-        example: "policy = OPENAI",
-        read: |args, _, value, errors| args.policy = policy(&value, errors),
-    },
-    Key {
-        name: "max",
-        example: "max = 3",
-        read: |args, _, value, errors| args.max = max(&value, errors),
-    },
-    Key {
-        name: "base",
-        example: "base = \"200ms\"",
-        read: |args, key, value, errors| args.base = duration_arg(key, &value, errors),
-    },
-    Key {
-        name: "cap",
-        example: "cap = \"20s\"",
-        read: |args, key, value, errors| args.cap = duration_arg(key, &value, errors),
-    },
-    Key {
-        name: "jitter",
-        example: "jitter = \"full\"",
-        read: |args, _, value, errors| args.jitter = jitter(&value, errors),
-    },
-    Key {
-        name: "on",
-        example: "on = Transient | RateLimited",
-        read: |args, _, value, errors| args.on = on(&value, errors),
-    },
-    Key {
-        name: "when",
-        example: "when = is_retryable",
-        read: |args, _, value, errors| args.when = fn_path("when", &value, errors),
-    },
-    Key {
-        name: "check",
-        example: "check = is_complete",
-        read: |args, _, value, errors| args.check = fn_path("check", &value, errors),
-    },
-    Key {
-        name: "fallback",
-        example: "fallback = cached_answer",
-        read: |args, _, value, errors| args.fallback = fn_path("fallback", &value, errors),
-    },
-    Key {
-        name: "max_retry_after",
-        example: "max_retry_after = \"120s\"",
-        read: |args, key, value, errors| args.max_retry_after = duration_arg(key, &value, errors),
-    },
-    Key {
-        name: "timeout",
-        example: "timeout = \"10s\"",
-        read: |args, key, value, errors| args.timeout = duration_arg(key, &value, errors),
-    },
-    Key {
-        name: "deadline",
-        example: "deadline = \"60s\"",
-        read: |args, key, value, errors| args.deadline = duration_arg(key, &value, errors),
-    },
-    Key {
-        name: "first_item",
-        example: "first_item = \"10s\"",
-        read: |args, key, value, errors| args.first_item = duration_arg(key, &value, errors),
-    },
-    Key {
-        name: "idle",
-        example: "idle = \"30s\"",
-        read: |args, key, value, errors| args.idle = duration_arg(key, &value, errors),
-    },
-    Key {
-        name: "resume",
-        example: "resume = true",
-        read: |args, key, value, errors| args.resume = flag(key, &value, errors),
-    },
-    Key {
-        name: "idempotent",
-        example: "idempotent = false",
-        read: |args, key, value, errors| args.idempotent = flag(key, &value, errors),
-    },
-    Key {
-        name: "budget",
-        example: "budget = RETRY_BUDGET",
-        read: |args, key, value, errors| args.budget = static_path(key, &value, errors),
-    },
-    Key {
-        name: "breaker",
-        example: "breaker = PROVIDER_BREAKER",
-        read: |args, key, value, errors| args.breaker = static_path(key, &value, errors),
-    },
-    Key {
-        name: "cooldown",
-        example: "cooldown = PROVIDER_COOLDOWN",
-        read: |args, key, value, errors| args.cooldown = static_path(key, &value, errors),
-    },
-    Key {
-        name: "throttle",
-        example: "throttle = PROVIDER_THROTTLE",
-        read: |args, key, value, errors| args.throttle = static_path(key, &value, errors),
-    },
-    Key {
-        name: "guard",
-        example: "guard = PROVIDER_GUARD",
-        read: |args, key, value, errors| args.guard = static_path(key, &value, errors),
-    },
-    Key {
-        name: "key",
-        example: "key = order.id",
-        read: |args, _, value, _| args.key = Some(value),
-    },
-    Key {
-        name: "nested",
-        example: "nested = \"retry\"",
-        read: |args, _, value, errors| args.nested = nested(&value, errors),
-    },
-    Key {
-        name: "notify",
-        example: "notify = log_retry",
-        read: |args, _, value, errors| args.notify = fn_path("notify", &value, errors),
-    },
-    Key {
-        name: "stats",
-        example: "stats = false",
-        read: |args, _, value, errors| args.stats = stats(&value, errors),
-    },
-    Key {
-        name: "crate",
-        example: "crate = ::tenacious",
-        read: |args, _, value, errors| args.krate = errors.handle(common::crate_path(&value)),
-    },
-];
 
 fn key_names() -> impl Iterator<Item = &'static str> {
     KEYS.iter().map(|key| key.name)
@@ -165,107 +78,6 @@ fn key_names() -> impl Iterator<Item = &'static str> {
 /// Keys other retry libraries use (`tenacious-syntax`, shared by the
 /// attribute and the config files).
 use tenacious_syntax::KEY_ALIASES as ALIASES;
-
-/// One value of a closed list: as the attribute spells it, and the name of
-/// the runtime's item the expansion writes for it (a variant of `Jitter` or
-/// `Nested`, a constant of `RetryOn`).
-#[derive(Debug, PartialEq, Eq)]
-pub(super) struct Value {
-    pub(super) text: &'static str,
-    pub(super) runtime: &'static str,
-}
-
-/// The jitter strategies: `jitter = "full"` is `Jitter::Full`.
-const JITTERS: &[Value] = &[
-    Value {
-        text: "full",
-        runtime: "Full",
-    },
-    Value {
-        text: "equal",
-        runtime: "Equal",
-    },
-    Value {
-        text: "decorrelated",
-        runtime: "Decorrelated",
-    },
-    Value {
-        text: "none",
-        runtime: "None",
-    },
-];
-
-/// The values `nested` takes (`nested = "once"` is `Nested::Once`), each
-/// with what it means.
-const NESTED: &[(Value, &str)] = &[
-    (
-        Value {
-            text: "once",
-            runtime: "Once",
-        },
-        "the default: one attempt inside another retried call",
-    ),
-    (
-        Value {
-            text: "retry",
-            runtime: "Retry",
-        },
-        "retry as configured even there",
-    ),
-];
-
-/// The classes `on` accepts: `on = Transient` is `RetryOn::TRANSIENT`.
-pub(super) const RETRIED_CLASSES: &[Value] = &[
-    Value {
-        text: "Transient",
-        runtime: "TRANSIENT",
-    },
-    Value {
-        text: "RateLimited",
-        runtime: "RATE_LIMITED",
-    },
-];
-
-/// The classes `on` rejects, each with why and what to do instead.
-const NEVER_RETRIED: &[(&str, &str)] = &[
-    (
-        "Invalid",
-        "`Invalid` errors are never retried: the same request fails the same way; \
-         return the error so the caller (or the model) can fix the input, or \
-         classify the variant `transient` if a retry can succeed (`when` can only \
-         narrow `on`, not widen it)",
-    ),
-    (
-        "Fatal",
-        "`Fatal` errors are never retried: a human must fix the cause; classify \
-         the variant `transient` if a retry can succeed (`when` can only narrow \
-         `on`, not widen it)",
-    ),
-];
-
-/// Every class name, retried or not, as `on` spells them.
-fn class_names() -> impl Iterator<Item = &'static str> {
-    RETRIED_CLASSES
-        .iter()
-        .map(|class| class.text)
-        .chain(NEVER_RETRIED.iter().map(|(name, _)| *name))
-}
-
-/// What `on` takes, each form written by `write`: every retried class
-/// alone, then all of them joined by `|`.
-fn on_forms(write: impl Fn(&str) -> String) -> String {
-    let all = RETRIED_CLASSES
-        .iter()
-        .map(|class| class.text)
-        .collect::<Vec<_>>()
-        .join(" | ");
-    or_list(
-        RETRIED_CLASSES
-            .iter()
-            .map(|class| write(class.text))
-            .chain([write(&all)]),
-    )
-}
 
 /// A duration setting: its value, the literal it came from and its key.
 #[derive(Debug, Clone)]
@@ -367,7 +179,7 @@ pub(super) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
         let name = key.unraw().to_string();
         let stray_class = in_on_list && value.is_none() && is_class(&name);
         in_on_list = name == "on" || stray_class;
-        let Some(spec) = KEYS.iter().find(|spec| spec.name == name) else {
+        let Some((spec, read)) = keys::find(&name).zip(reader(&name)) else {
             if stray_class {
                 // `on = Transient, RateLimited`: the comma ended `on`.
                 errors.at(&key, comma_in_on(&name));
@@ -391,7 +203,7 @@ pub(super) fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
             );
             continue;
         };
-        (spec.read)(&mut args, &key, value, errors);
+        read(&mut args, &key, value, errors);
     }
     args
 }
@@ -429,26 +241,7 @@ fn parse_raw(input: ParseStream<'_>) -> syn::Result<Vec<RawArg>> {
 
 /// What a key looks like when written correctly.
 pub(super) fn example(key: &str) -> &'static str {
-    KEYS.iter()
-        .find(|spec| spec.name == key)
-        .map_or("key = value", |spec| spec.example)
-}
-
-/// Whether `word` is (or is a likely typo of) an error class, as `on` lists them.
-fn is_class(word: &str) -> bool {
-    closest(word, class_names()).is_some()
-}
-
-fn comma_in_on(name: &str) -> String {
-    let all = RETRIED_CLASSES
-        .iter()
-        .map(|class| class.text)
-        .collect::<Vec<_>>()
-        .join(" | ");
-    format!(
-        "classes in `on` are joined with `|`, not `,`: write `on = {all}`; \
-         after a comma `{name}` reads as a key"
-    )
+    keys::find(key).map_or("key = value", |spec| spec.example)
 }
 
 fn unknown_key(name: &str) -> String {
@@ -549,36 +342,7 @@ fn duration_arg(key: &Ident, value: &Expr, errors: &mut Errors) -> Option<Durati
         }
     };
     if nanos == 0 {
-        let why = match name.as_str() {
-            "base" => {
-                "a zero `base` makes every backoff zero, so retries run in a tight loop \
-                 against a failing service; give a positive duration, like `base = \"200ms\"`"
-            }
-            "cap" => {
-                "a zero `cap` makes every backoff zero, so retries run in a tight loop \
-                 against a failing service; give a positive duration, like `cap = \"20s\"`"
-            }
-            "timeout" => {
-                "a zero `timeout` times out every attempt before it starts; give the \
-                 longest one attempt may run, like `timeout = \"10s\"`, or remove the key"
-            }
-            "deadline" => {
-                "a zero `deadline` leaves no time for any attempt; give the longest the \
-                 whole call may run, like `deadline = \"60s\"`, or remove the key"
-            }
-            "first_item" => {
-                "a zero `first_item` stalls every attempt before its first item can come; \
-                 give the longest wait for it, like `first_item = \"10s\"`, or remove the key"
-            }
-            "idle" => {
-                "a zero `idle` stalls a stream between any two items; give the longest gap \
-                 without progress to allow, like `idle = \"30s\"`, or remove the key"
-            }
-            _ => {
-                "a zero `max_retry_after` gives up on every server that asks to wait; \
-                 give the longest wait to honour, like `max_retry_after = \"120s\"`"
-            }
-        };
+        let why = rules::zero_duration(&name).unwrap_or("a zero duration is refused here");
         errors.at(lit, why);
         return None;
     }
@@ -587,286 +351,6 @@ fn duration_arg(key: &Ident, value: &Expr, errors: &mut Errors) -> Option<Durati
         lit: lit.clone(),
         key: key.clone(),
     })
-}
-
-fn jitter(value: &Expr, errors: &mut Errors) -> Option<&'static Value> {
-    let expected = format!(
-        "expected one of {}",
-        JITTERS
-            .iter()
-            .map(|jitter| format!("\"{}\"", jitter.text))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let texts = || JITTERS.iter().map(|jitter| jitter.text);
-    let text = match ungroup(value) {
-        Expr::Lit(syn::ExprLit {
-            lit: Lit::Str(lit), ..
-        }) => lit.value(),
-        Expr::Path(path) if path.path.get_ident().is_some() => {
-            let ident = path.path.get_ident().map(ToString::to_string);
-            let ident = ident.unwrap_or_default();
-            let suggestion = closest(&ident, texts()).unwrap_or(JITTERS[0].text);
-            errors.at(
-                value,
-                format_args!("`jitter` takes a string: `jitter = \"{suggestion}\"`"),
-            );
-            return None;
-        }
-        _ => {
-            errors.at(value, format_args!("`jitter` takes a string; {expected}"));
-            return None;
-        }
-    };
-    if let Some(jitter) = JITTERS.iter().find(|jitter| jitter.text == text) {
-        return Some(jitter);
-    }
-    let message = match closest(&text, texts()) {
-        Some(guess) => format!("unknown jitter \"{text}\"; did you mean \"{guess}\"? {expected}"),
-        None => format!("unknown jitter \"{text}\"; {expected}"),
-    };
-    errors.at(value, message);
-    None
-}
-
-fn on(value: &Expr, errors: &mut Errors) -> Option<Vec<&'static Value>> {
-    let mut classes = Vec::new();
-    collect_classes(value, &mut classes, errors)?;
-    let mut on: Vec<&'static Value> = Vec::new();
-    let mut ok = true;
-    for path in classes {
-        let Some(ident) = path.path.segments.last().map(|s| s.ident.to_string()) else {
-            continue;
-        };
-        let Some(class) = RETRIED_CLASSES.iter().find(|class| class.text == ident) else {
-            ok = false;
-            if let Some((_, why)) = NEVER_RETRIED.iter().find(|(name, _)| *name == ident) {
-                errors.at(&path, why);
-                continue;
-            }
-            let takes = on_forms(|form| format!("`{form}`"));
-            let message = match closest(&ident, class_names()) {
-                Some(guess) if RETRIED_CLASSES.iter().any(|class| class.text == guess) => {
-                    format!(
-                        "unknown class `{ident}` in `on`; did you mean `{guess}`? `on` takes {takes}"
-                    )
-                }
-                _ => format!("unknown class `{ident}` in `on`; `on` takes {takes}"),
-            };
-            errors.at(&path, message);
-            continue;
-        };
-        if on.contains(&class) {
-            errors.at(
-                &path,
-                format_args!("`{ident}` is listed twice in `on`; list it once"),
-            );
-            ok = false;
-        } else {
-            on.push(class);
-        }
-    }
-    // In the table's order, so the expansion does not depend on the user's.
-    on.sort_by_key(|class| RETRIED_CLASSES.iter().position(|known| known == *class));
-    ok.then_some(on)
-}
-
-/// Flattens `A | B | C` into its paths; `None` if something else is there.
-fn collect_classes(value: &Expr, out: &mut Vec<ExprPath>, errors: &mut Errors) -> Option<()> {
-    match ungroup(value) {
-        Expr::Binary(binary) if matches!(binary.op, syn::BinOp::BitOr(_)) => {
-            collect_classes(&binary.left, out, errors)?;
-            collect_classes(&binary.right, out, errors)
-        }
-        Expr::Paren(paren) => collect_classes(&paren.expr, out, errors),
-        Expr::Path(path) if path.qself.is_none() => {
-            out.push(path.clone());
-            Some(())
-        }
-        other => {
-            errors.at(
-                other,
-                format_args!(
-                    "`on` takes error classes joined by `|`: {}",
-                    on_forms(|form| format!("`on = {form}`"))
-                ),
-            );
-            None
-        }
-    }
-}
-
-fn fn_path(key: &str, value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
-    match ungroup(value) {
-        Expr::Path(path) => Some(path.clone()),
-        Expr::Closure(_) => {
-            errors.at(
-                value,
-                format_args!(
-                    "`{key}` takes a path to a fn, not a closure: move the closure into a fn \
-                     and write `{}`",
-                    example(key)
-                ),
-            );
-            None
-        }
-        _ => {
-            errors.at(
-                value,
-                format_args!("`{key}` takes a path to a fn: `{}`", example(key)),
-            );
-            None
-        }
-    }
-}
-
-impl Args {
-    /// The shared `static`s the attribute names, by key and as the
-    /// `Policy` builder of that name takes them, in the order the builders
-    /// are written.
-    pub(super) fn statics(&self) -> impl Iterator<Item = (&'static str, &ExprPath)> {
-        [
-            ("budget", &self.budget),
-            ("breaker", &self.breaker),
-            ("cooldown", &self.cooldown),
-            ("throttle", &self.throttle),
-            ("guard", &self.guard),
-        ]
-        .into_iter()
-        .filter_map(|(name, path)| path.as_ref().map(|path| (name, path)))
-    }
-}
-
-/// What `budget`, `breaker`, `cooldown`, `throttle` and `guard` take, as
-/// their errors say it: a shared `static`, `what`, declared as `declare`
-/// shows.
-pub(super) struct SharedStatic {
-    pub(super) what: &'static str,
-    pub(super) declare: &'static str,
-}
-
-/// The shared `static` the key `key` takes.
-pub(super) fn shared_static(key: &str) -> SharedStatic {
-    let (what, declare) = match key {
-        "budget" => (
-            "a `static RetryBudget`",
-            "static RETRY_BUDGET: tenacious::RetryBudget = tenacious::RetryBudget::new();",
-        ),
-        "breaker" => (
-            "a `static Breaker`",
-            "static PROVIDER_BREAKER: tenacious::Breaker = tenacious::Breaker::new();",
-        ),
-        "cooldown" => (
-            "a `static Cooldown`",
-            "static PROVIDER_COOLDOWN: tenacious::Cooldown = tenacious::Cooldown::new();",
-        ),
-        "throttle" => (
-            "a `static Throttle`",
-            "static PROVIDER_THROTTLE: tenacious::Throttle = tenacious::Throttle::new();",
-        ),
-        _ => (
-            "a `static` whose type implements `Guard`",
-            "static PROVIDER_GUARD: MyGuard = MyGuard::new();",
-        ),
-    };
-    SharedStatic { what, declare }
-}
-
-/// The value of `budget`, `breaker`, `cooldown`, `throttle` or `guard`: the
-/// path of the shared `static` it takes.
-fn static_path(key: &Ident, value: &Expr, errors: &mut Errors) -> Option<ExprPath> {
-    let key = key.to_string();
-    let SharedStatic { what, declare } = shared_static(&key);
-    match ungroup(value) {
-        Expr::Path(path) if path.qself.is_none() => Some(path.clone()),
-        Expr::Lit(syn::ExprLit {
-            lit: Lit::Str(_), ..
-        }) => {
-            // Not the string as a path (`cooldown = openai` would name a
-            // lowercase item no one declared): the declaration to write.
-            // A guard a config declares by name comes with its policy.
-            let config = if key == "guard" {
-                String::new()
-            } else {
-                format!(
-                    " (a {key} declared by name in a config comes with the config's policy \
-                     that names it: `policy = \"openai\"`)"
-                )
-            };
-            errors.at(
-                value,
-                format_args!(
-                    "`{key}` takes the path of {what}, not a string: a guard is a `static`, \
-                     shared by every call that names it; declare `{declare}` and write `{}`{config}",
-                    example(&key)
-                ),
-            );
-            None
-        }
-        _ => {
-            errors.at(
-                value,
-                format_args!(
-                    "`{key}` takes the path of {what}, shared by every call that \
-                     names it: declare `{declare}` and write `{}`",
-                    example(&key)
-                ),
-            );
-            None
-        }
-    }
-}
-
-fn policy(value: &Expr, errors: &mut Errors) -> Option<PolicyArg> {
-    match ungroup(value) {
-        Expr::Path(path) => Some(PolicyArg::Path(path.clone())),
-        Expr::Lit(syn::ExprLit {
-            lit: Lit::Str(name),
-            ..
-        }) => {
-            let text = name.value();
-            if text.is_empty() {
-                errors.at(
-                    name,
-                    "`policy = \"\"` names no policy: give the name of a policy the config \
-                     loads, like `policy = \"openai\"` for `[policies.openai]`, or the path \
-                     of a `const Policy`, like `policy = OPENAI`",
-                );
-                return None;
-            }
-            if let Some(bad) = text.chars().find(|c| !valid_name_char(*c)) {
-                errors.at(
-                    name,
-                    format_args!(
-                        "{} cannot be the name of a policy: `tenacious::config` refuses a \
-                         name with whitespace or a control character ({bad:?} here), so \
-                         none could be loaded under it; name the policy as the config does, \
-                         like `policy = \"openai\"`",
-                        name.token()
-                    ),
-                );
-                return None;
-            }
-            Some(PolicyArg::Named(name.clone()))
-        }
-        _ => {
-            errors.at(
-                value,
-                "`policy` takes the path of a `const` or `static` `Policy`, whose settings \
-                 the other keys override: `const OPENAI: tenacious::Policy = \
-                 tenacious::Policy::new().max(5);` and `policy = OPENAI`; or, with \
-                 `tenacious`'s feature `config`, the name of a policy loaded at run time \
-                 with `tenacious::config::load`: `policy = \"openai\"`",
-            );
-            None
-        }
-    }
-}
-
-/// Whether `c` may be in a policy's name: the rule `tenacious::config`
-/// reads names by (`valid_name_char` in `retry-runtime/src/config/read.rs`).
-fn valid_name_char(c: char) -> bool {
-    !c.is_whitespace() && !c.is_control()
 }
 
 fn stats(value: &Expr, errors: &mut Errors) -> Option<StatsArg> {
@@ -905,44 +389,12 @@ fn stats(value: &Expr, errors: &mut Errors) -> Option<StatsArg> {
     }
 }
 
-fn nested(value: &Expr, errors: &mut Errors) -> Option<&'static Value> {
-    let expected = format!(
-        "expected {}",
-        or_list(
-            NESTED
-                .iter()
-                .map(|(nested, about)| format!("\"{}\" ({about})", nested.text))
-        )
-    );
-    let Expr::Lit(syn::ExprLit {
-        lit: Lit::Str(lit), ..
-    }) = ungroup(value)
-    else {
-        errors.at(value, format_args!("`nested` takes a string; {expected}"));
-        return None;
-    };
-    let text = lit.value();
-    if let Some((nested, _)) = NESTED.iter().find(|(nested, _)| nested.text == text) {
-        return Some(nested);
-    }
-    let message = match closest(&text, NESTED.iter().map(|(nested, _)| nested.text)) {
-        Some(guess) => {
-            format!("unknown `nested` value \"{text}\"; did you mean \"{guess}\"? {expected}")
-        }
-        None => format!("unknown `nested` value \"{text}\"; {expected}"),
-    };
-    errors.at(lit, message);
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use quote::quote;
 
-    use super::{
-        Errors, JITTERS, KEYS, NESTED, NEVER_RETRIED, RETRIED_CLASSES, StatsArg, Value, closest,
-        example, parse,
-    };
+    use super::values::{JITTERS, NESTED, NEVER_RETRIED};
+    use super::{Errors, KEYS, RETRIED_CLASSES, StatsArg, Value, closest, example, parse};
 
     fn errors_for(tokens: proc_macro2::TokenStream) -> Vec<String> {
         let mut errors = Errors::default();
@@ -1015,6 +467,14 @@ mod tests {
             let error = error.unwrap();
             assert!(error.contains("stats = false"), "{error}");
         }
+    }
+
+    #[test]
+    fn every_key_of_the_table_has_a_reader() {
+        for key in KEYS {
+            assert!(super::reader(key.name).is_some(), "{}", key.name);
+        }
+        assert!(super::reader("maxx").is_none());
     }
 
     #[test]

@@ -149,7 +149,7 @@ fn no_key(head: &str, kind: &Kind, rest: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::read::{BREAKERS, POLICIES};
+    use crate::read::{BREAKERS, POLICIES};
 
     #[test]
     fn the_longest_key_the_name_ends_with_wins() {

@@ -4,9 +4,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
-use super::read::{self, At, Reader};
-use super::value::Value;
-use crate::{Breaker, Cooldown, RetryBudget, Throttle};
+use tenacious_runtime::{Breaker, Cooldown, RetryBudget, Throttle};
+
+use crate::read::{At, BREAKERS, BUDGETS, COOLDOWNS, Kind, Reader, THROTTLES, count, entries};
+use crate::read::{number, table, unknown_key};
+use crate::settings::duration;
+use crate::value::Value;
 
 /// Deserializes through the config's reader (`read_fn`), so a guard
 /// embedded in a config of yours is checked as a file's is.
@@ -64,7 +67,7 @@ impl BudgetConfig {
     }
 }
 
-deserialize_through!(BudgetConfig, read::budget);
+deserialize_through!(BudgetConfig, budget);
 
 /// A [`Cooldown`]'s settings, under `[cooldowns.NAME]` in a set of
 /// policies, or deserialized on its own.
@@ -109,7 +112,7 @@ impl CooldownConfig {
     }
 }
 
-deserialize_through!(CooldownConfig, read::cooldown);
+deserialize_through!(CooldownConfig, cooldown);
 
 /// A [`Throttle`]'s settings, under `[throttles.NAME]` in a set of
 /// policies, or deserialized on its own.
@@ -186,7 +189,7 @@ impl ThrottleConfig {
     }
 }
 
-deserialize_through!(ThrottleConfig, read::throttle);
+deserialize_through!(ThrottleConfig, throttle);
 
 /// A [`Breaker`]'s settings, under `[breakers.NAME]` in a set of
 /// policies, or deserialized on its own.
@@ -279,4 +282,171 @@ impl BreakerConfig {
     }
 }
 
-deserialize_through!(BreakerConfig, read::breaker);
+deserialize_through!(BreakerConfig, breaker);
+
+/// Reads a guard's table: each key through `read`, which returns whether
+/// it knew the key.
+pub(crate) fn guard_table(
+    r: &mut Reader<'_>,
+    at: &At,
+    value: &Value,
+    kind: &Kind,
+    mut read: impl FnMut(&mut Reader<'_>, &At, &str, &Value) -> bool,
+) {
+    let expected = format!(
+        "a {} takes a table of settings, like `{}`",
+        kind.singular,
+        match kind.singular {
+            "budget" => "capacity = 500",
+            "cooldown" => "spacing = \"10ms\"",
+            "throttle" => "min_rate = 0.5",
+            _ => "open_for = \"15s\"",
+        }
+    );
+    let Some(table) = table(r, at, value, &expected) else {
+        return;
+    };
+    for (at, entry) in entries(r, at, table) {
+        if !read(r, &at, &entry.key, &entry.value) {
+            r.problem(&at, None, unknown_key(&entry.key, kind.keys, false));
+        }
+    }
+}
+
+pub(crate) fn budget(r: &mut Reader<'_>, at: &At, value: &Value) -> BudgetConfig {
+    let mut config = BudgetConfig::default();
+    guard_table(r, at, value, &BUDGETS, |r, at, key, value| {
+        if key != "capacity" {
+            return false;
+        }
+        config.capacity = count(
+            r,
+            at,
+            value,
+            0,
+            "`capacity` takes a whole number of tokens: `capacity = 500` (a retry costs 5)",
+            "`capacity` takes a whole number of tokens: `capacity = 500` (a retry costs 5)",
+            "`capacity` must fit a `u32`: write a number of tokens up to 4294967295",
+        );
+        true
+    });
+    config
+}
+
+pub(crate) fn cooldown(r: &mut Reader<'_>, at: &At, value: &Value) -> CooldownConfig {
+    let mut config = CooldownConfig::default();
+    guard_table(r, at, value, &COOLDOWNS, |r, at, key, value| {
+        if key != "spacing" {
+            return false;
+        }
+        config.spacing = duration(r, at, key, value);
+        true
+    });
+    config
+}
+
+/// A rate in requests a second: positive, finite unless `infinite_ok`.
+pub(crate) fn rate(
+    r: &mut Reader<'_>,
+    at: &At,
+    key: &str,
+    value: &Value,
+    example: &str,
+) -> Option<f64> {
+    match number(value) {
+        Some(rate) if rate > 0.0 && (rate.is_finite() || key == "max_rate") => Some(rate),
+        _ => {
+            r.problem(
+                at,
+                Some(value),
+                format!("`{key}` takes a positive number of requests a second: `{example}`"),
+            );
+            None
+        }
+    }
+}
+
+pub(crate) fn throttle(r: &mut Reader<'_>, at: &At, value: &Value) -> ThrottleConfig {
+    let mut config = ThrottleConfig::default();
+    let mut max_rate_at: Option<(At, Value)> = None;
+    guard_table(r, at, value, &THROTTLES, |r, at, key, value| {
+        match key {
+            "min_rate" => config.min_rate = rate(r, at, key, value, "min_rate = 0.5"),
+            "max_rate" => {
+                config.max_rate = rate(r, at, key, value, "max_rate = 50");
+                max_rate_at = Some((at.clone(), value.clone()));
+            }
+            "probe_first" => config.probe_first = duration(r, at, key, value),
+            _ => return false,
+        }
+        true
+    });
+    if let (Some(max_rate), Some((at, value))) = (config.max_rate, max_rate_at) {
+        let (min_rate, which) = match config.min_rate {
+            Some(min_rate) => (min_rate, "`min_rate`"),
+            None => (
+                tenacious_runtime::Throttle::MIN_RATE,
+                "the default `min_rate`",
+            ),
+        };
+        if max_rate < min_rate {
+            r.problem(
+                &at,
+                Some(&value),
+                format!(
+                    "`max_rate` ({max_rate}) is below {which} ({min_rate}): the rate never goes \
+                     under `min_rate`, so it would never grow at all; raise `max_rate` or lower \
+                     `min_rate`"
+                ),
+            );
+        }
+    }
+    config
+}
+
+pub(crate) fn breaker(r: &mut Reader<'_>, at: &At, value: &Value) -> BreakerConfig {
+    let mut config = BreakerConfig::default();
+    guard_table(r, at, value, &BREAKERS, |r, at, key, value| {
+        match key {
+            "ratio" => match number(value) {
+                Some(ratio) if (0.0..=1.0).contains(&ratio) => config.ratio = Some(ratio),
+                _ => r.problem(
+                    at,
+                    Some(value),
+                    "`ratio` takes the share of failures that opens the breaker, from 0 to 1: \
+                     `ratio = 0.5`",
+                ),
+            },
+            "window" => config.window = duration(r, at, key, value),
+            "open_for" => config.open_for = duration(r, at, key, value),
+            "min_throughput" => {
+                let why = "`min_throughput` takes the fewest outcomes the breaker weighs, a \
+                     whole number at least 1: `min_throughput = 10`";
+                config.min_throughput = count(
+                    r,
+                    at,
+                    value,
+                    1,
+                    why,
+                    why,
+                    "`min_throughput` must fit a `u32`: write a number of outcomes up to \
+                     4294967295",
+                );
+            }
+            "probes" => {
+                let why = "`probes` takes the attempts let through while half-open, a whole \
+                     number from 1 to 65535: `probes = 1`";
+                config.probes = count(r, at, value, 1, why, why, why).filter(|probes| {
+                    let fits = *probes <= u32::from(u16::MAX);
+                    if !fits {
+                        r.problem(at, Some(value), why);
+                    }
+                    fits
+                });
+            }
+            _ => return false,
+        }
+        true
+    });
+    config
+}

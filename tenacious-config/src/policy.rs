@@ -3,11 +3,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
-use super::duration::display;
+use super::document::policy;
 use super::error::{ConfigError, Problem};
-use super::read::{At, Reader, policy};
+use super::read::{At, Reader};
 use super::value::Value;
-use crate::{Jitter, Nested, Policy, RetryOn};
+use tenacious_runtime::store::hooks::saturating_nanos;
+use tenacious_runtime::{Jitter, Nested, Policy, RetryOn};
+use tenacious_syntax::rules::{self, Setting};
 
 /// One policy's settings, read from a config: each one it sets, and
 /// nothing for those it leaves to the [`Policy`] it is applied to.
@@ -192,7 +194,8 @@ impl PolicyConfig {
     }
 
     /// The settings that clash once applied to `base`, each with the key
-    /// to blame and why (the macro's words). `default`: `base` is
+    /// to blame and why: the rules `#[retry]` checks, and their words
+    /// (`tenacious_syntax::rules`). `default`: `base` is
     /// [`Policy::DEFAULT`], as the messages then say.
     pub(crate) fn conflicts(&self, base: &Policy, default: bool) -> Vec<(&'static str, String)> {
         let theirs = if default {
@@ -200,90 +203,26 @@ impl PolicyConfig {
         } else {
             "the base policy's"
         };
+        let nanos = |duration: Option<Duration>| duration.map(saturating_nanos);
         let mut out = Vec::new();
-        let (b, c) = (
-            self.base.unwrap_or(base.base_nanos()),
-            self.cap.unwrap_or(base.cap_nanos()),
-        );
-        if c < b {
-            if self.cap.is_some() {
-                let base_text = match self.base {
-                    Some(_) => format!("`base` ({})", display(b)),
-                    None => format!("{theirs} `base` ({})", display(b)),
-                };
-                out.push((
-                    "cap",
-                    format!(
-                        "`cap` ({}) is below {base_text}: `cap` is the ceiling of every \
-                         backoff, so it must be at least `base`; raise `cap` or lower `base`",
-                        display(c)
-                    ),
-                ));
-            } else if self.base.is_some() {
-                out.push((
-                    "base",
-                    format!(
-                        "`base` ({}) is above {theirs} `cap` ({}): `cap` is the ceiling of \
-                         every backoff; raise it too, like `cap = \"{}\"`",
-                        display(b),
-                        display(c),
-                        display(b.saturating_mul(10)),
-                    ),
-                ));
-            }
-        }
-        let deadline = self.deadline.or(base.deadline_nanos());
+        out.extend(rules::backoff(
+            Setting::or(self.base, nanos(Some(base.get_base()))),
+            Setting::or(self.cap, nanos(Some(base.get_cap()))),
+            theirs,
+        ));
+        let deadline = Setting::or(self.deadline, nanos(base.get_deadline()));
         let limits = [
-            ("timeout", self.timeout, base.timeout_nanos()),
-            (
-                "first_item",
-                self.first_item,
-                base.get_first_item().map(crate::clock::saturating_nanos),
-            ),
-            (
-                "idle",
-                self.idle,
-                base.get_idle().map(crate::clock::saturating_nanos),
-            ),
+            (self.timeout, base.get_timeout()),
+            (self.first_item, base.get_first_item()),
+            (self.idle, base.get_idle()),
         ];
-        for (key, own, inherited) in limits {
-            let (Some(limit), Some(deadline)) = (own.or(inherited), deadline) else {
-                continue;
-            };
-            if limit <= deadline || (own.is_none() && self.deadline.is_none()) {
-                continue;
-            }
-            let why = if key == "timeout" {
-                "no attempt can run longer than the whole call"
-            } else {
-                "the deadline ends the stream first"
-            };
-            let (limit, deadline) = (display(limit), display(deadline));
-            out.push(match (own, self.deadline) {
-                (Some(_), Some(_)) => (
-                    key,
-                    format!(
-                        "`{key}` ({limit}) is longer than `deadline` ({deadline}): {why}; \
-                         lower `{key}` or raise `deadline`"
-                    ),
-                ),
-                (Some(_), None) => (
-                    key,
-                    format!(
-                        "`{key}` ({limit}) is longer than {theirs} `deadline` ({deadline}): \
-                         {why}; lower `{key}` or raise `deadline`"
-                    ),
-                ),
-                _ => (
-                    "deadline",
-                    format!(
-                        "`deadline` ({deadline}) is shorter than {theirs} `{key}` ({limit}): \
-                         {why}; raise `deadline` or lower `{key}`"
-                    ),
-                ),
-            });
+        for ((key, _), (own, inherited)) in rules::DEADLINE_BOUNDED.into_iter().zip(limits) {
+            let limit = Setting::or(own, nanos(inherited));
+            out.extend(rules::within_deadline(key, limit, deadline, theirs));
         }
-        out
+        out.into_iter()
+            .map(|broken| (broken.key, broken.message))
+            .collect()
     }
 
     /// Total attempts, if set.
@@ -375,20 +314,31 @@ impl<'de> Deserialize<'de> for PolicyConfig {
     }
 }
 
-/// A policy deserialized: a [`PolicyConfig`] on top of [`Policy::DEFAULT`]
-/// (feature `config`). It names no guard or statistics record, which are
-/// `static`s: add them with the builders, or read a set of policies with
-/// [`Policies`](super::Policies), which declares its guards.
+/// A policy deserialized, for `#[serde(deserialize_with = "...")]` on a
+/// field of type [`Policy`] in a config of yours: a [`PolicyConfig`] on top
+/// of [`Policy::DEFAULT`], read and checked as a file's policy is. It names
+/// no guard or statistics record, which are `static`s: add them with the
+/// builders, or read a set of policies with [`Policies`](super::Policies),
+/// which declares its guards.
 ///
 /// ```
 /// use std::time::Duration;
 /// use tenacious::Policy;
 ///
-/// let policy: Policy = serde_json::from_str(r#"{ "max": 4, "deadline": "30s" }"#).unwrap();
-/// assert_eq!(policy, Policy::new().max(4).deadline(Duration::from_secs(30)));
+/// #[derive(serde::Deserialize)]
+/// struct App {
+///     #[serde(deserialize_with = "tenacious::config::deserialize_policy")]
+///     retry: Policy,
+/// }
+///
+/// let app: App = serde_json::from_str(r#"{ "retry": { "max": 4, "deadline": "30s" } }"#).unwrap();
+/// assert_eq!(app.retry, Policy::new().max(4).deadline(Duration::from_secs(30)));
 /// ```
-impl<'de> Deserialize<'de> for Policy {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        PolicyConfig::deserialize(deserializer).map(PolicyConfig::into_policy)
-    }
+///
+/// # Errors
+///
+/// Every problem the policy's table has, one a line, as
+/// [`PolicyConfig`]'s `Deserialize` says them.
+pub fn deserialize_policy<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Policy, D::Error> {
+    PolicyConfig::deserialize(deserializer).map(PolicyConfig::into_policy)
 }

@@ -530,6 +530,7 @@ fn a_policy_config_goes_onto_a_const_base_and_into_configs_of_your_own() {
         #[allow(dead_code)]
         name: String,
         retry: Policies,
+        #[serde(deserialize_with = "tenacious::config::deserialize_policy")]
         fallback: Policy,
     }
     let app: App = toml::from_str(
