@@ -33,7 +33,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
-use crate::driver::{sleep, sleep_blocking};
+use crate::call::driver::{sleep, sleep_blocking};
 use crate::engine::{ALL_HELD, BUDGET_AT, Engine, GIVEN_BACK_ON_WAIT, ask};
 use crate::guard::block_on;
 use sync_wrapper::SyncWrapper;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 
 use crate::Elapsed;
-use crate::context::{Frame, poll_scoped, scoped_blocking};
+use crate::call::context::{Frame, poll_scoped, scoped_blocking};
 use crate::engine::Engine;
 
 /// Runs one async attempt with its context set (see
@@ -59,7 +59,7 @@ impl<F: Future> Future for Attempting<'_, '_, F> {
 /// `Err(Elapsed)` if it ran out. Without a limit, the same as [`attempt`].
 ///
 /// The caller tells the engine of a timeout (the next retry costs the
-/// budget more): [`timed_out`](crate::glue::timed_out) does for
+/// budget more): [`timed_out`](crate::call::glue::timed_out) does for
 /// `#[retry]`.
 #[inline]
 pub fn attempt_timed<'a, 'p, F: Future>(
@@ -120,9 +120,9 @@ impl<F: Future> Future for AttemptingTimed<'_, '_, F> {
 /// Runs one async attempt with its context set, bounded by `limit`, its
 /// expiry made the attempt's output by `to_error`: the attempt of a
 /// `#[retry(policy = "name")]` fn whose loaded policy has a `timeout` and
-/// whose error holds an [`Elapsed`] ([`bounded`](crate::glue::bounded)
+/// whose error holds an [`Elapsed`] ([`bounded`](crate::call::glue::bounded)
 /// says when). `Err` holds the output a timed-out attempt became; the
-/// caller tells the engine ([`timed_out_as`](crate::glue::timed_out_as)).
+/// caller tells the engine ([`timed_out_as`](crate::call::glue::timed_out_as)).
 #[inline]
 pub fn attempt_bounded<'a, 'p, F: Future>(
     engine: &'a mut Engine<'p>,

@@ -1,4 +1,10 @@
 //! Error classes and the `Classify` trait.
+pub(crate) mod derive;
+pub(crate) mod elapsed;
+pub(crate) mod failure;
+pub(crate) mod limits;
+pub(crate) mod signals;
+
 use std::borrow::Cow;
 use std::fmt;
 use std::io;

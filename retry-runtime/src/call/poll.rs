@@ -91,12 +91,12 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
+use crate::call::context::{Frame, scoped_blocking, with_current};
+use crate::call::pace::Pacer;
+use crate::classify::failure::Provenance;
 use crate::clock::Clock;
-use crate::context::{Frame, scoped_blocking, with_current};
 use crate::engine::Engine;
-use crate::failure::Provenance;
-use crate::hooks::{always, ignore};
-use crate::pace::Pacer;
+use crate::engine::hooks::{always, ignore};
 use crate::{Classify, IdempotencyKey, Policy, Refused, StopReason};
 
 /// Where a [`PollDriver`]'s call is.

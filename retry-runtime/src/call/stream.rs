@@ -119,7 +119,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
-use crate::failure::Provenance;
+use crate::classify::failure::Provenance;
 use crate::poll::PollDriver;
 use crate::{Classify, Elapsed, Failure, Limit, Policy, StopReason, observe};
 

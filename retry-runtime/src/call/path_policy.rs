@@ -7,7 +7,7 @@
 use std::future::Future;
 
 use crate::Elapsed;
-use crate::hooks::RetryResult;
+use crate::engine::hooks::RetryResult;
 
 /// Holds for every error type when `TIMED` is false (the policy has no
 /// `timeout`), and for one that is `From<Elapsed>` when it is true.

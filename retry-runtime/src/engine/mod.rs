@@ -3,16 +3,21 @@
 //! stop. It knows nothing of the attempt context: the constructors that
 //! consult it are in `start.rs`, the frame that points at an engine in
 //! `context.rs`.
+pub(crate) mod call_key;
+pub(crate) mod event;
+pub(crate) mod hooks;
+pub(crate) mod key;
+
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use crate::backoff::{self, with_thread_rng};
 use crate::clock::{Clock, MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, now_on, saturating_nanos};
+use crate::engine::hooks::{NotifyFn, WhenFn};
+use crate::engine::key::IdempotencyKey;
 use crate::guard::{AttemptResult, NextAttempt, Outcome};
-use crate::hooks::{NotifyFn, WhenFn};
-use crate::key::IdempotencyKey;
 use crate::observe::{self, FailedAttempt};
 use crate::policy::Chain;
+use crate::policy::backoff::{self, with_thread_rng};
 use crate::{
     Admit, Classify, ErrorClass, Guard, Jitter, Nested, Policy, RetryBudget, RetryEvent, Signals,
     StopReason,
@@ -1124,8 +1129,8 @@ pub(crate) fn now(flags: u16) -> std::time::Instant {
 mod tests {
     use super::*;
     use crate::RetryBudget;
-    use crate::glue::step;
-    use crate::hooks::{always, ignore};
+    use crate::call::glue::step;
+    use crate::engine::hooks::{always, ignore};
     use crate::{RetryOn, seed_jitter};
     use proptest::prelude::*;
 

@@ -1,4 +1,10 @@
 //! [`Policy`]: the settings of one retried call, built in a `const`.
+pub(crate) mod backoff;
+pub(crate) mod bound;
+pub mod explain;
+pub(crate) mod nested;
+pub(crate) mod retry_on;
+
 use std::time::Duration;
 
 use crate::clock::saturating_nanos;

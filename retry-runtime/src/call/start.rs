@@ -4,11 +4,11 @@
 //! [`Nested`](crate::Nested)). Apart from `engine.rs` so that the engine
 //! never reaches into the context, which points at engines.
 use crate::Policy;
-use crate::call_key::ArgHasher;
+use crate::call::context::{attempt_running, enter_nested, in_attempt};
 use crate::clock::Clock;
-use crate::context::{attempt_running, enter_nested, in_attempt};
 use crate::engine::Engine;
-use crate::key::IdempotencyKey;
+use crate::engine::call_key::ArgHasher;
+use crate::engine::key::IdempotencyKey;
 
 impl<'p> Engine<'p> {
     /// Starts a logical call run by a [`Policy`] loop on `clock`.

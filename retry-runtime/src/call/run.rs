@@ -19,15 +19,15 @@ use std::future::Future;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use crate::clock::Clock;
-use crate::driver::{attempt, attempt_blocking, attempt_timed, sleep_blocking};
-use crate::engine::Engine;
-use crate::failure::{Failure, Provenance};
-use crate::glue::{
+use crate::call::driver::{attempt, attempt_blocking, attempt_timed, sleep_blocking};
+use crate::call::glue::{
     pace_first, pace_first_blocking, resume, resume_failure, step_failure_held, step_held,
 };
-use crate::hooks::{always, ignore};
-use crate::pace::{backoff, pace_blocking};
+use crate::call::pace::{backoff, pace_blocking};
+use crate::classify::failure::{Failure, Provenance};
+use crate::clock::Clock;
+use crate::engine::Engine;
+use crate::engine::hooks::{always, ignore};
 use crate::{Classify, Elapsed, Policy, RetryEvent};
 
 impl Policy {

@@ -188,11 +188,11 @@ pub(crate) use store_hooks;
 /// to, and how they read an outcome. Re-exported, not copied, so a store
 /// decides by the same rules as the guards in process.
 pub mod hooks {
-    pub use crate::breaker::counted;
     pub use crate::clock::{
         MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, saturating_nanos, since_epoch,
     };
+    pub use crate::guard::breaker::counted;
+    pub use crate::guard::guard_name::{MAX_BYTES, REFUSED, check as check_name};
+    pub use crate::guard::throttle::{MAX_RESET, overload_only, throttled};
     pub use crate::guard::{LONGEST_HOLD, blocked_on};
-    pub use crate::guard_name::{MAX_BYTES, REFUSED, check as check_name};
-    pub use crate::throttle::{MAX_RESET, overload_only, throttled};
 }

@@ -8,9 +8,9 @@
 use std::ops::ControlFlow;
 use std::time::Duration;
 
+use crate::classify::failure::{Failure, Provenance};
 use crate::engine::Engine;
-use crate::failure::{Failure, Provenance};
-use crate::hooks::{NotifyFn, RetryResult, WhenFn};
+use crate::engine::hooks::{NotifyFn, RetryResult, WhenFn};
 use crate::{Classify, Elapsed, Refused, StopReason};
 
 /// [`Engine::step`] for generated code: bounded by [`RetryResult`] rather
@@ -87,7 +87,7 @@ pub async fn pace_first<O: RetryResult>(engine: &mut Engine<'_>) -> Option<O> {
     if make.is_some() {
         engine.set_refusable();
     }
-    crate::pace::pace(engine).await;
+    crate::call::pace::pace(engine).await;
     refused(engine, make)
 }
 
@@ -101,7 +101,7 @@ pub fn pace_first_blocking<O: RetryResult>(engine: &mut Engine<'_>) -> Option<O>
     if make.is_some() {
         engine.set_refusable();
     }
-    crate::pace::pace_blocking(engine);
+    crate::call::pace::pace_blocking(engine);
     refused(engine, make)
 }
 
@@ -316,7 +316,7 @@ pub fn wants_pace(engine: &Engine<'_>) -> bool {
 }
 
 /// The output a timed-out attempt of a `#[retry(policy = "name")]` fn
-/// became ([`attempt_bounded`](crate::driver::attempt_bounded)'s `Err`).
+/// became ([`attempt_bounded`](crate::call::driver::attempt_bounded)'s `Err`).
 /// Tells `engine`, as [`timed_out`] does.
 pub fn timed_out_as<R>(engine: &mut Engine<'_>, output: R) -> R {
     engine.note_timeout();

@@ -16,9 +16,9 @@ use std::pin::Pin;
 use std::ptr;
 use std::task::{Context, Poll};
 
-use crate::call_key::ArgHasher;
 use crate::engine::Engine;
-use crate::key::IdempotencyKey;
+use crate::engine::call_key::ArgHasher;
+use crate::engine::key::IdempotencyKey;
 
 /// The context of a running attempt: its call's engine, mutably borrowed,
 /// so the clock (once read) and the key (once drawn) land there at once,

@@ -4,9 +4,9 @@
 //! clock, key).
 use std::time::Duration;
 
+use crate::call::context::with_current;
 use crate::clock::now_on;
-use crate::context::with_current;
-use crate::key::IdempotencyKey;
+use crate::engine::key::IdempotencyKey;
 
 /// The attempt running now: its number, the call's limit, how long the call
 /// has run and its [`IdempotencyKey`].

@@ -4,7 +4,7 @@ use std::fmt;
 use std::iter::FusedIterator;
 use std::time::Duration;
 
-use crate::backoff::ceiling;
+use crate::policy::backoff::ceiling;
 use crate::{ErrorClass, Jitter, Policy};
 
 /// A policy's schedule: when each attempt may start, and the longest the
@@ -528,7 +528,7 @@ impl fmt::Display for OrNone {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backoff::delay;
+    use crate::policy::backoff::delay;
     use rand::SeedableRng;
     use rand::rngs::SmallRng;
 

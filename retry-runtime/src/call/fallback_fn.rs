@@ -15,8 +15,8 @@
 //! round. A
 //! check that fails leaves the later ones a type error to check, which
 //! rustc does not report: one error, on the path.
+use crate::classify::failure::Failure;
 use crate::engine::Engine;
-use crate::failure::Failure;
 
 /// How a `fallback` fn takes the give-up: the whole [`Failure`].
 #[doc(hidden)]

@@ -3,6 +3,15 @@
 //! told how each attempt ended ([`Outcome`]). [`RetryBudget`] is one; the
 //! engine consults a policy's guards in `engine.rs` (at a retry's
 //! decision) and `pace.rs` (before an attempt, after a wait).
+pub(crate) mod breaker;
+pub(crate) mod budget;
+pub(crate) mod cooldown;
+pub(crate) mod guard_name;
+pub(crate) mod refused;
+pub(crate) mod shared_static;
+pub mod store;
+pub(crate) mod throttle;
+
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;

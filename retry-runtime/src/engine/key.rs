@@ -112,7 +112,7 @@ impl IdempotencyKey {
 
     /// The key of a retried call to fn `name`, made by an attempt of the
     /// call that has this key: `fingerprint` hashes the call's arguments
-    /// (see [`ArgHasher`](crate::call_key::ArgHasher)), and `place` tells apart calls whose fingerprint
+    /// (see [`ArgHasher`](crate::engine::call_key::ArgHasher)), and `place` tells apart calls whose fingerprint
     /// is incomplete (0 for a complete one).
     pub(crate) fn child(self, name: &str, fingerprint: u64, place: u32) -> Self {
         let place_bytes = place.to_be_bytes();
