@@ -16,9 +16,9 @@ use std::pin::Pin;
 use std::ptr;
 use std::task::{Context, Poll};
 
-use crate::engine::Engine;
 use crate::engine::call_key::ArgHasher;
 use crate::engine::key::IdempotencyKey;
+use crate::engine::{AttemptSpan, Engine};
 
 /// The context of a running attempt: its call's engine, mutably borrowed,
 /// so the clock (once read) and the key (once drawn) land there at once,
@@ -186,7 +186,6 @@ impl Drop for Scope<'_, '_, '_> {
 /// Runs `f` with `frame` as the running attempt's frame.
 #[inline]
 pub(crate) fn scoped_blocking<T>(frame: &mut Frame<'_, '_>, f: impl FnOnce() -> T) -> T {
-    #[cfg(feature = "tracing")]
     if frame.engine.spans_on() {
         return traced_blocking(frame, f);
     }
@@ -196,11 +195,10 @@ pub(crate) fn scoped_blocking<T>(frame: &mut Frame<'_, '_>, f: impl FnOnce() -> 
 
 /// [`scoped_blocking`] inside the attempt's span, when a subscriber wants
 /// it: out of line, so the path without one holds no span to drop.
-#[cfg(feature = "tracing")]
 #[inline(never)]
 fn traced_blocking<T>(frame: &mut Frame<'_, '_>, f: impl FnOnce() -> T) -> T {
     let span = frame.engine.attempt_span();
-    let _entered = span.as_ref().map(tracing::Span::enter);
+    let _entered = span.as_ref().map(AttemptSpan::enter);
     let _scope = Scope::enter(frame);
     f()
 }
@@ -214,7 +212,6 @@ pub(crate) fn poll_scoped<F: Future + ?Sized>(
     fut: Pin<&mut F>,
     cx: &mut Context<'_>,
 ) -> Poll<F::Output> {
-    #[cfg(feature = "tracing")]
     if frame.engine.spans_on() {
         return poll_traced(frame, fut, cx);
     }
@@ -223,7 +220,6 @@ pub(crate) fn poll_scoped<F: Future + ?Sized>(
 }
 
 /// [`poll_scoped`] inside the attempt's span, when a subscriber wants it.
-#[cfg(feature = "tracing")]
 #[inline(never)]
 fn poll_traced<F: Future + ?Sized>(
     frame: &mut Frame<'_, '_>,
@@ -231,7 +227,7 @@ fn poll_traced<F: Future + ?Sized>(
     cx: &mut Context<'_>,
 ) -> Poll<F::Output> {
     let span = frame.engine.attempt_span();
-    let _entered = span.as_ref().map(tracing::Span::enter);
+    let _entered = span.as_ref().map(AttemptSpan::enter);
     let _scope = Scope::enter(frame);
     fut.poll(cx)
 }

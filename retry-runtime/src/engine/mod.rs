@@ -1,34 +1,36 @@
 //! The decision engine shared by `#[retry]` and `Policy`: [`Engine`], one
 //! logical call's retry state, and the one function that decides every
 //! stop. It knows nothing of the attempt context: the constructors that
-//! consult it are in `start.rs`, the frame that points at an engine in
-//! `context.rs`.
+//! consult it are in `call/start.rs`, the frame that points at an engine in
+//! `call/context.rs`.
+//!
+//! Here the engine's state and its step; `decide.rs` the decision about a
+//! failed attempt and its report; `admit.rs` what it asks and tells the
+//! guards; `spans.rs` its `tracing` spans, one type with the feature on or
+//! off. Beside it, what a call's decisions speak of: `event.rs`
+//! (`RetryEvent`), `hooks.rs` (the `when` and `notify` traits), `key.rs`
+//! and `call_key.rs` (the call's idempotency key).
+mod admit;
 pub(crate) mod call_key;
+mod decide;
 pub(crate) mod event;
 pub(crate) mod hooks;
 pub(crate) mod key;
+mod spans;
 
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use crate::clock::{Clock, MIN_ATTEMPT_NANOS, TIMER_ROUNDING_NANOS, now_on, saturating_nanos};
+use crate::clock::{Clock, now_on, saturating_nanos};
 use crate::engine::hooks::{NotifyFn, WhenFn};
 use crate::engine::key::IdempotencyKey;
-use crate::guard::{AttemptResult, NextAttempt, Outcome};
-use crate::observe::{self, FailedAttempt};
-use crate::policy::Chain;
-use crate::policy::backoff::{self, with_thread_rng};
-use crate::{
-    Admit, Classify, ErrorClass, Guard, Jitter, Nested, Policy, RetryBudget, RetryEvent, Signals,
-    StopReason,
-};
+use crate::guard::AttemptResult;
+use crate::observe;
+use crate::{Classify, ErrorClass, Nested, Policy, RetryBudget, Signals, StopReason};
+pub(crate) use spans::AttemptSpan;
+use spans::CallSpans;
 
-/// What the engine decided about a failed attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Plan {
-    Retry(Duration),
-    Stop(StopReason),
-}
+pub(crate) use admit::ask;
 
 /// One logical call's retry state: the one place that decides whether to
 /// retry, how long to wait, and why it stopped.
@@ -74,10 +76,9 @@ pub struct Engine<'p> {
     /// two halves: 16 bytes aligned to 8, where a `u128` would take 16
     /// aligned to 16 and pad the engine.
     key: [u64; 2],
-    /// The call's span and its attempts' (feature `tracing`): `None`
-    /// unless a subscriber wants them.
-    #[cfg(feature = "tracing")]
-    spans: observe::Spans,
+    /// The call's span and its attempts' (feature `tracing`; zero-sized
+    /// without it): `None` unless a subscriber wants them.
+    spans: CallSpans,
 }
 
 /// The call is nested and held to one attempt (`Nested::Once`).
@@ -169,11 +170,7 @@ impl<'p> Engine<'p> {
             prev: policy.base_nanos(),
             start,
             key: [0; 2],
-            #[cfg(feature = "tracing")]
-            spans: match policy.get_stats() {
-                Some(stats) => observe::Spans::new(stats.name(), policy.get_max()),
-                None => observe::Spans::NONE,
-            },
+            spans: CallSpans::new(policy),
         };
         if let Some(key) = nested_key {
             engine.set_key(key);
@@ -295,10 +292,7 @@ impl<'p> Engine<'p> {
             self.attempts = 1;
             if let Some(stats) = policy.get_stats() {
                 observe::clean_success(stats);
-                #[cfg(feature = "tracing")]
-                if self.spans.is_on() {
-                    self.spans.succeeded(1);
-                }
+                self.spans.succeeded(1);
             }
         } else {
             self.succeeded_otherwise();
@@ -314,659 +308,7 @@ impl<'p> Engine<'p> {
         }
         if let Some(stats) = self.policy.get_stats() {
             observe::success(stats, self.attempts);
-            #[cfg(feature = "tracing")]
-            if self.spans.is_on() {
-                self.spans.succeeded(self.attempts);
-            }
-        }
-    }
-
-    /// The attempt failed with `error`: `Break(error)` to return it,
-    /// `Continue(delay)` to retry after `delay`.
-    ///
-    /// Its report of the decision is written out here rather than shared
-    /// with [`conclude_stop`](Engine::conclude_stop): through one shared
-    /// step for both plans, a call that retried once cost 14 instructions
-    /// more (`scripts/instructions.sh policy-two`: 634 against 620).
-    fn failed<E, W, N, F>(
-        &mut self,
-        error: &E,
-        mut when: W,
-        mut notify: N,
-        mut record: F,
-    ) -> ControlFlow<(), Duration>
-    where
-        E: Classify,
-        W: WhenFn<E>,
-        N: NotifyFn<E>,
-        F: FnMut(u32, &E, ErrorClass, Option<Duration>),
-    {
-        let (class, hint) = self.count_failure(error);
-        let plan = self.decide(error, class, hint, &mut when);
-        if let Some(stats) = self.policy.get_stats() {
-            let failed = FailedAttempt {
-                attempt: self.attempts,
-                max: self.max_after(error),
-                class,
-                variant: error.variant(),
-                elapsed: self.elapsed(),
-            };
-            // The events are the call's: emitted in its span.
-            #[cfg(feature = "tracing")]
-            let call = self.spans.call();
-            #[cfg(feature = "tracing")]
-            let entered = call.as_ref().map(tracing::Span::enter);
-            match plan {
-                Plan::Retry(delay) => observe::retry(stats, &failed, delay),
-                Plan::Stop(reason) => observe::give_up(stats, &failed, reason),
-            }
-            #[cfg(feature = "tracing")]
-            drop(entered);
-            #[cfg(feature = "tracing")]
-            if self.spans.is_on() {
-                let next = match plan {
-                    Plan::Retry(delay) => Ok(delay),
-                    Plan::Stop(reason) => Err(reason),
-                };
-                self.spans
-                    .failed(self.attempts, class, failed.variant, next);
-            }
-        }
-        match plan {
-            Plan::Stop(reason) => {
-                self.stop = Some(reason);
-                record(self.attempts, error, class, None);
-                ControlFlow::Break(())
-            }
-            Plan::Retry(delay) => {
-                record(self.attempts, error, class, Some(delay));
-                let event = RetryEvent {
-                    attempt: self.attempts,
-                    max: self.max_after(error),
-                    delay,
-                    class,
-                };
-                notify.call(error, &event);
-                ControlFlow::Continue(delay)
-            }
-        }
-    }
-
-    /// The attempt failed with `error`, and the caller stops the call for
-    /// `reason` whatever the policy would decide: a retried stream that
-    /// failed after delivering items (a retry would repeat them), or ran
-    /// past its deadline. Counted, recorded and told to the guards as any
-    /// give-up.
-    pub(crate) fn stop_after<E, F>(&mut self, error: &E, reason: StopReason, record: F)
-    where
-        E: Classify,
-        F: FnMut(u32, &E, ErrorClass, Option<Duration>),
-    {
-        let (class, _) = self.count_failure(error);
-        self.flags &= !TIMED_OUT;
-        self.conclude_stop(error, class, reason, record);
-    }
-
-    /// Counts a failed attempt and tells the guards; its class and hint.
-    #[inline(always)]
-    fn count_failure<E: Classify>(&mut self, error: &E) -> (ErrorClass, Option<Duration>) {
-        self.attempts = self.attempts.saturating_add(1);
-        let class = error.classify();
-        let hint = error.retry_after();
-        if has_guards(self.policy) {
-            self.tell_guards(
-                self.attempts,
-                AttemptResult::Failure {
-                    class,
-                    // No longer than a call of this policy would wait: a
-                    // hint it refuses (`HintTooLong`) must not close a
-                    // shared cooldown beyond that.
-                    hint: hint.map(|hint| hint.min(self.policy.get_max_retry_after())),
-                    timed_out: self.has(TIMED_OUT),
-                },
-                error.signals(),
-            );
-        }
-        (class, hint)
-    }
-
-    /// The call stops for `reason` after `error`: the give-up is counted,
-    /// recorded and its reason held.
-    fn conclude_stop<E, F>(
-        &mut self,
-        error: &E,
-        class: ErrorClass,
-        reason: StopReason,
-        mut record: F,
-    ) where
-        E: Classify,
-        F: FnMut(u32, &E, ErrorClass, Option<Duration>),
-    {
-        if let Some(stats) = self.policy.get_stats() {
-            let failed = FailedAttempt {
-                attempt: self.attempts,
-                max: self.max_after(error),
-                class,
-                variant: error.variant(),
-                elapsed: self.elapsed(),
-            };
-            #[cfg(feature = "tracing")]
-            let call = self.spans.call();
-            #[cfg(feature = "tracing")]
-            let entered = call.as_ref().map(tracing::Span::enter);
-            observe::give_up(stats, &failed, reason);
-            #[cfg(feature = "tracing")]
-            drop(entered);
-            #[cfg(feature = "tracing")]
-            if self.spans.is_on() {
-                self.spans
-                    .failed(self.attempts, class, failed.variant, Err(reason));
-            }
-        }
-        self.stop = Some(reason);
-        record(self.attempts, error, class, None);
-    }
-
-    // Every reason to stop is checked here and nowhere else (but for a
-    // wake-up past the deadline, which `late` catches before the next
-    // attempt starts).
-    fn decide<E, W>(
-        &mut self,
-        error: &E,
-        class: ErrorClass,
-        hint: Option<Duration>,
-        when: &mut W,
-    ) -> Plan
-    where
-        E: Classify,
-        W: WhenFn<E>,
-    {
-        let timed_out = self.has(TIMED_OUT);
-        self.flags &= !TIMED_OUT;
-        let policy = self.policy;
-        if !policy.get_on().contains(class) || !when.call(error) {
-            return Plan::Stop(StopReason::NotRetryable);
-        }
-        if !policy.get_idempotent() && !error.not_sent() {
-            return Plan::Stop(StopReason::NotIdempotent);
-        }
-        let limits = error.limits();
-        if self.attempts >= self.max_after(error) {
-            return Plan::Stop(if self.has(NESTED_ONCE) && policy.get_max() > 1 {
-                StopReason::Nested
-            } else {
-                StopReason::Exhausted
-            });
-        }
-        let hint = match hint {
-            Some(hint) => {
-                let hint = saturating_nanos(hint);
-                if hint > policy.max_retry_after_nanos() {
-                    return Plan::Stop(StopReason::HintTooLong);
-                }
-                hint
-            }
-            None => 0,
-        };
-        // After the k-th attempt comes the k-th retry. A server's hint is
-        // a floor under the backoff, not a replacement: the wait is the
-        // hint plus the backoff, so a zero hint (or one already past, or
-        // cut short by a skewed clock) is no hint, and callers that got
-        // the same hint are spread over their own backoff window.
-        let retry = self.attempts;
-        let jitter = policy.get_jitter();
-        // An error's own base (`Limits`), under the policy's cap.
-        let cap = policy.cap_nanos();
-        let base = limits
-            .base_nanos()
-            .map_or(policy.base_nanos(), |base| base.min(cap));
-        let prev = self.prev;
-        let backoff = match jitter {
-            Jitter::None => backoff::ceiling(base, cap, retry),
-            _ => with_thread_rng(|rng| backoff::delay(jitter, base, cap, retry, prev, rng)),
-        };
-        self.prev = backoff;
-        #[cfg(feature = "tracing")]
-        self.spans.deciding(backoff, hint);
-        let mut nanos = hint.saturating_add(backoff);
-        if self.leaves_no_room(nanos) {
-            return Plan::Stop(StopReason::Deadline);
-        }
-        if has_guards(policy) {
-            match self.admit_retry(timed_out, nanos) {
-                Ok(wait) => nanos = wait,
-                Err(reason) => return Plan::Stop(reason),
-            }
-        }
-        Plan::Retry(Duration::from_nanos(nanos))
-    }
-
-    /// Whether an attempt started after waiting `nanos` would have less
-    /// than [`MIN_ATTEMPT`](crate::MIN_ATTEMPT) left before the deadline,
-    /// allowing for a tick of the timer's rounding.
-    #[inline]
-    pub(crate) fn leaves_no_room(&self, nanos: u64) -> bool {
-        let Some(deadline) = self.policy.deadline_nanos() else {
-            return false;
-        };
-        let rounding = if nanos == 0 { 0 } else { TIMER_ROUNDING_NANOS };
-        self.elapsed_nanos()
-            .saturating_add(nanos)
-            .saturating_add(rounding)
-            .saturating_add(MIN_ATTEMPT_NANOS)
-            > deadline
-    }
-
-    /// Asks the guards whether the retry after a wait of `nanos` may be
-    /// made: each of the policy's chain in order (see `Policy::chain`),
-    /// then its budget. `Ok` with the wait, lengthened by what the guards
-    /// asked for, or the reason to stop; the guards that admitted the
-    /// retry hear it was not made when a later check stops the call.
-    #[inline(never)]
-    fn admit_retry(&mut self, after_timeout: bool, nanos: u64) -> Result<u64, StopReason> {
-        let policy = self.policy;
-        let chain = policy.chain();
-        let mut next = self.next_attempt(false);
-        next.after_timeout = after_timeout;
-        // An async call is paced after its wait, where it can queue: a
-        // throttle short of tokens answers `Later` rather than reserving
-        // one now at the rate of now (see `NextAttempt::queues`).
-        next.queues = !self.has(BLOCKING);
-        // The guards asked so far, and of those the ones that asked to be
-        // asked again (a wait, or an answer to await) just before it.
-        let (mut asked, mut again, mut waits) = (0u8, 0u8, false);
-        let mut wait = nanos;
-        for (at, guard) in chain.iter().enumerate() {
-            let Some(guard) = guard else { continue };
-            next.wait = Duration::from_nanos(wait);
-            let before = wait;
-            let admit = if at == 0
-                && let Some(breaker) = policy.get_breaker()
-            {
-                if let Some(record) = guard.record() {
-                    record.register();
-                }
-                let (admit, probe) = breaker.admit_holding(&next, None);
-                if probe.is_some() {
-                    self.flags |= PROBING;
-                } else {
-                    self.flags &= !PROBING;
-                }
-                admit
-            } else {
-                ask(*guard, &next)
-            };
-            match admit {
-                Admit::Go => {}
-                Admit::Wait(more) => {
-                    let more = saturating_nanos(more);
-                    wait = wait.saturating_add(more);
-                    again |= 1 << at;
-                    waits = true;
-                    #[cfg(feature = "tracing")]
-                    self.spans.lengthened(observe::FROM_GUARD[at], more);
-                }
-                Admit::Later => {
-                    // It took nothing: asked afresh just before the
-                    // attempt, not as a recheck.
-                    again |= 1 << at;
-                    continue;
-                }
-                Admit::Stop(reason) => {
-                    self.tell_not_made(asked, false);
-                    self.refused_for(guard.retry_in(&next));
-                    return Err(reason);
-                }
-            }
-            asked |= 1 << at;
-            if wait != before && self.leaves_no_room(wait) {
-                self.tell_not_made(asked, false);
-                // The guards would have the retry go after this wait: a
-                // call that can wait it may come back then.
-                self.refused_for(Some(Duration::from_nanos(wait)));
-                return Err(StopReason::Deadline);
-            }
-        }
-        next.wait = Duration::from_nanos(wait);
-        if let Some(budget) = policy.get_budget() {
-            match budget.admit(&next) {
-                Admit::Stop(reason) => {
-                    self.tell_not_made(asked, false);
-                    return Err(reason);
-                }
-                // A budget kept in a store answers after the wait, just
-                // before the attempt (see `pace.rs`).
-                Admit::Later => self.flags |= PACE | BUDGET_LATER,
-                Admit::Go | Admit::Wait(_) => {}
-            }
-        }
-        // A guard that asked to wait has the whole chain asked again after
-        // the wait, from the first guard: a breaker that let the retry go
-        // gives back its probe slot now, to take it afresh then.
-        let mut held = asked;
-        if waits {
-            let given_back = asked & GIVEN_BACK_ON_WAIT & !again;
-            self.tell_not_made(given_back, false);
-            held &= !given_back;
-        }
-        if again != 0 {
-            self.flags |= PACE;
-        }
-        if held & GIVEN_BACK_ON_WAIT == 0 {
-            self.flags &= !PROBING;
-        }
-        self.flags = (self.flags & !(u16::from(ALL_HELD) << HELD_SHIFT))
-            | u16::from(held) << HELD_SHIFT
-            | OWED;
-        if after_timeout {
-            self.flags |= AFTER_TIMEOUT;
-        } else {
-            self.flags &= !AFTER_TIMEOUT;
-        }
-        Ok(wait)
-    }
-
-    /// Tells the guards how attempt number `attempt` ended (or that it was
-    /// not made): the chain's guards in `chain` (a bit each, by their place
-    /// in `Policy::chain`), and the budget if `budget`. Out of line, and
-    /// called only when there are guards (`has_guards`), so a call without
-    /// them pays no call for it.
-    #[inline(never)]
-    fn tell_guards_in(
-        &self,
-        attempt: u32,
-        result: AttemptResult,
-        signals: Signals,
-        chain: u8,
-        budget: bool,
-    ) {
-        let policy = self.policy;
-        let (now, elapsed) = self.clock_now();
-        let outcome = Outcome {
-            attempt,
-            after_timeout: self.has(AFTER_TIMEOUT),
-            result,
-            signals,
-            now,
-            elapsed,
-        };
-        for (at, guard) in policy.chain().iter().enumerate() {
-            if let Some(guard) = guard
-                && chain & 1 << at != 0
-            {
-                guard.observe(&outcome);
-            }
-        }
-        if budget && let Some(budget) = policy.get_budget() {
-            budget.observe(&outcome);
-        }
-    }
-
-    /// [`tell_guards_in`](Engine::tell_guards_in) every guard.
-    fn tell_guards(&self, attempt: u32, result: AttemptResult, signals: Signals) {
-        self.tell_guards_in(attempt, result, signals, ALL_HELD, true);
-    }
-
-    /// Tells the chain's guards in `chain` that the next attempt, which
-    /// they admitted, is not made (yet): each gives back what it took for
-    /// it. The budget too if `budget`.
-    pub(crate) fn tell_not_made(&self, chain: u8, budget: bool) {
-        if chain != 0 || budget {
-            let attempt = self.attempts.saturating_add(1);
-            self.tell_guards_in(
-                attempt,
-                AttemptResult::NotMade,
-                Signals::NONE,
-                chain,
-                budget,
-            );
-        }
-    }
-
-    /// The chain's guards (a bit each, by their place in `Policy::chain`)
-    /// that hold what they took for the next attempt at its retry's
-    /// decision: the pacer asks them again as a recheck
-    /// ([`NextAttempt::recheck`]), the others afresh. None before the
-    /// first attempt.
-    pub(crate) const fn held(&self) -> u8 {
-        if self.attempts == 0 {
-            0
-        } else {
-            (self.flags >> HELD_SHIFT) as u8 & ALL_HELD
-        }
-    }
-
-    /// The attempt the policy's guard is asked about before it starts:
-    /// the next one, with nothing left to wait.
-    pub(crate) fn next_attempt(&self, recheck: bool) -> NextAttempt {
-        let policy = self.policy;
-        let (now, elapsed) = self.clock_now();
-        let elapsed_nanos = elapsed.map_or(0, saturating_nanos);
-        NextAttempt {
-            attempt: self.attempts.saturating_add(1),
-            max: self.max(),
-            after_timeout: self.has(AFTER_TIMEOUT),
-            wait: Duration::ZERO,
-            recheck,
-            now,
-            elapsed,
-            deadline_left: policy
-                .deadline_nanos()
-                .map(|deadline| Duration::from_nanos(deadline.saturating_sub(elapsed_nanos))),
-            max_retry_after: policy.get_max_retry_after(),
-            queues: false,
-        }
-    }
-
-    /// Now on the call's clock, and the time since the call started if
-    /// its clock was read.
-    fn clock_now(&self) -> (std::time::Instant, Option<Duration>) {
-        let now = now(self.flags);
-        (
-            now,
-            self.start.map(|start| now.saturating_duration_since(start)),
-        )
-    }
-
-    /// The policy's budget, if it answered [`Admit::Later`] at the retry's
-    /// decision and its answer is still to be awaited; asking clears it.
-    pub(crate) fn take_budget_later(&mut self) -> Option<&'static RetryBudget> {
-        if !self.has(BUDGET_LATER) {
-            return None;
-        }
-        self.flags &= !BUDGET_LATER;
-        self.policy.get_budget()
-    }
-
-    /// The guard was asked before the next attempt and let it go.
-    pub(crate) fn paced(&mut self) {
-        self.flags &= !PACE;
-    }
-
-    /// The pacer holds what the chain's guards in `held` took for the
-    /// next attempt, and a probe slot of the breaker if `probing`: given
-    /// back if the call is dropped before the attempt starts.
-    pub(crate) fn owe(&mut self, held: u8, probing: bool) {
-        self.flags = (self.flags & !(u16::from(ALL_HELD) << HELD_SHIFT | PROBING))
-            | u16::from(held) << HELD_SHIFT
-            | OWED;
-        if probing {
-            self.flags |= PROBING;
-        }
-    }
-
-    /// The attempt starts: what the guards took for it is spent, but a
-    /// probe slot, which a dropped attempt gives back.
-    #[inline]
-    pub(crate) fn attempt_starts(&mut self) {
-        if self.flags & OWED != 0 {
-            self.flags &= !OWED;
-            if self.flags & PROBING != 0 {
-                self.flags |= IN_FLIGHT;
-            }
-        }
-    }
-
-    /// The call was dropped while the guards held something for it:
-    /// before the attempt started, every guard that admitted it hears it
-    /// was not made (a throttle's token, a cooldown's turn, a probe slot,
-    /// a retry's budget token go back); during it, the breaker whose
-    /// probe slot it held.
-    #[cold]
-    #[inline(never)]
-    fn dropped(&self) {
-        let held = (self.flags >> HELD_SHIFT) as u8 & ALL_HELD;
-        if self.flags & OWED != 0 {
-            let budget = self.attempts > 0 && !self.has(BUDGET_LATER);
-            self.tell_not_made(held, budget);
-        } else if self.flags & IN_FLIGHT != 0 {
-            self.tell_guards_in(
-                self.attempts.saturating_add(1),
-                AttemptResult::NotMade,
-                Signals::NONE,
-                held & GIVEN_BACK_ON_WAIT,
-                false,
-            );
-        }
-    }
-
-    /// Whether the policy's guards are to be asked before the next
-    /// attempt: before the first, or when one asked to be at a retry's
-    /// decision. (Read from the policy, not set as a flag when the call
-    /// starts, so a call without a guard pays nothing for it there.)
-    #[inline]
-    pub(crate) const fn wants_pace(&self) -> bool {
-        self.has(PACE) || (self.attempts == 0 && self.policy.has_chain())
-    }
-
-    /// The policy's breaker, first of its chain, if it has one.
-    pub(crate) const fn breaker(&self) -> Option<&'static crate::Breaker> {
-        self.policy.get_breaker()
-    }
-
-    /// The policy's guards, in the order they are asked.
-    pub(crate) const fn chain(&self) -> Chain {
-        self.policy.chain()
-    }
-
-    /// The call's error type can say a guard refused its first attempt
-    /// ([`Classify::refused`]): a refusal there stops the call.
-    pub(crate) fn set_refusable(&mut self) {
-        self.flags |= REFUSABLE;
-    }
-
-    /// Whether a refusal before the first attempt stops the call.
-    pub(crate) const fn refusable(&self) -> bool {
-        self.has(REFUSABLE)
-    }
-
-    /// Why a guard refused the call's first attempt, if one did: the call
-    /// then returns `E::refused()` of it, with no attempt.
-    #[inline]
-    pub(crate) const fn refusal(&self) -> Option<StopReason> {
-        if self.attempts == 0 { self.stop } else { None }
-    }
-
-    /// Before the attempt after a retry's wait: whether the call stops
-    /// there instead. It does when a guard asked again refused the attempt
-    /// (see `pace.rs`), or when the wait ended too close to the deadline
-    /// (or past it) for an attempt to run, as a late wake-up on a busy
-    /// machine can; then the call gives up with [`StopReason::Deadline`].
-    /// Either way the guards hear the retry was not made (the budget gets
-    /// back what it took), the statistics count the give-up, and the
-    /// caller returns the last attempt's error.
-    #[inline]
-    pub(crate) fn late(&mut self) -> bool {
-        if self.stop.is_some() {
-            return true;
-        }
-        let Some(deadline) = self.policy.deadline_nanos() else {
-            return false;
-        };
-        if self.attempts == 0 || deadline.saturating_sub(self.elapsed_nanos()) >= MIN_ATTEMPT_NANOS
-        {
-            return false;
-        }
-        self.give_up_before_attempt(StopReason::Deadline, None, ALL_HELD);
-        true
-    }
-
-    /// The call gives up, for `reason`, before an attempt it had decided
-    /// to make (or, refused by a guard, before its first): the chain's
-    /// guards in `held` (a bit each, by their place in `Policy::chain`),
-    /// which admitted it, hear it was not made, and the budget gets back
-    /// what it took. `refused_by`: the chain's guard that refused it,
-    /// which is not told.
-    #[cold]
-    pub(crate) fn give_up_before_attempt(
-        &mut self,
-        reason: StopReason,
-        refused_by: Option<usize>,
-        held: u8,
-    ) {
-        self.stop = Some(reason);
-        self.flags &= !(OWED | PROBING);
-        let mut held = held;
-        if let Some(at) = refused_by {
-            held &= !(1 << at);
-            if let Some(Some(guard)) = self.policy.chain().get(at).copied() {
-                self.refused_for(guard.retry_in(&self.next_attempt(true)));
-            }
-        }
-        if has_guards(self.policy) {
-            // Not the budget that refused, nor one whose answer the pacer
-            // never awaited (a guard before it, or the deadline, stopped the
-            // call): it took nothing to give back.
-            let budget = refused_by != Some(BUDGET_AT) && !self.has(BUDGET_LATER);
-            self.tell_not_made(held, budget);
-        }
-        // A call refused before its first attempt made none: counted as a
-        // call, `refused`, beside the guard's own count (its `stopped`).
-        if let Some(stats) = self.policy.get_stats() {
-            if self.attempts > 0 {
-                observe::late_give_up(stats, self.attempts, self.max(), self.elapsed(), reason);
-            } else {
-                observe::refused(stats, self.max(), self.elapsed(), reason);
-            }
-        }
-        #[cfg(feature = "tracing")]
-        self.spans.stopped_before_attempt(self.attempts, reason);
-    }
-
-    /// The call stops for a guard's refusal, which would admit again
-    /// after `wait` (`None`: it cannot tell).
-    #[cold]
-    fn refused_for(&mut self, wait: Option<Duration>) {
-        match wait {
-            Some(wait) => {
-                self.prev = saturating_nanos(wait);
-                self.flags |= RETRY_IN;
-            }
-            None => self.flags &= !RETRY_IN,
-        }
-    }
-
-    /// When the call stopped for a guard's refusal, how long after it that
-    /// guard would admit an attempt again, as the guard said
-    /// ([`Guard::retry_in`]; for a wait that left no room before the
-    /// deadline, that wait): what the caller is told to wait before a new
-    /// call. `None` otherwise.
-    pub(crate) const fn retry_in(&self) -> Option<Duration> {
-        if self.stop.is_some() && self.has(RETRY_IN) {
-            Some(Duration::from_nanos(self.prev))
-        } else {
-            None
-        }
-    }
-
-    /// The refusal the call stopped for before its first attempt, with
-    /// the refusing guard's [`retry_in`](Engine::retry_in). `reason`
-    /// stands in for a stop the engine does not hold.
-    pub(crate) fn refused_error(&self, reason: StopReason) -> crate::Refused {
-        let refused = crate::Refused::new(self.refusal().unwrap_or(reason));
-        match self.retry_in() {
-            Some(wait) => refused.with_retry_in(wait),
-            None => refused,
+            self.spans.succeeded(self.attempts);
         }
     }
 
@@ -1010,8 +352,8 @@ impl<'p> Engine<'p> {
         self.flags |= TIMED_OUT;
     }
 
-    /// Whether a subscriber wants the call's spans.
-    #[cfg(feature = "tracing")]
+    /// Whether a subscriber wants the call's spans (never without feature
+    /// `tracing`).
     #[inline]
     pub(crate) const fn spans_on(&self) -> bool {
         self.spans.is_on()
@@ -1019,13 +361,11 @@ impl<'p> Engine<'p> {
 
     /// The running attempt's span, to enter around its polls, if a
     /// subscriber wants it.
-    #[cfg(feature = "tracing")]
-    pub(crate) fn attempt_span(&mut self) -> Option<tracing::Span> {
-        if !self.spans.is_on() {
-            return None;
-        }
-        let budget_left = self.policy.get_budget().map(RetryBudget::balance);
-        self.spans.attempt(self.attempt_number(), budget_left)
+    pub(crate) fn attempt_span(&mut self) -> Option<AttemptSpan> {
+        let policy = self.policy;
+        let number = self.attempt_number();
+        self.spans
+            .attempt(number, || policy.get_budget().map(RetryBudget::balance))
     }
 
     /// The number of the attempt about to run (or running), 1 for the first.
@@ -1067,17 +407,6 @@ impl<'p> Engine<'p> {
         self.policy
     }
 
-    /// The most attempts the call makes after `error`: the error's own
-    /// [`Limits`](crate::Limits) `max`, if it has one, else the policy's
-    /// (1 for a nested call held to one attempt, whatever the error says).
-    #[inline]
-    fn max_after<E: Classify>(&self, error: &E) -> u32 {
-        match error.limits().get_max() {
-            Some(max) if !self.has(NESTED_ONCE) => max,
-            _ => self.max(),
-        }
-    }
-
     /// Attempts made so far (saturating at `u32::MAX`).
     #[must_use]
     pub const fn attempts(&self) -> u32 {
@@ -1109,16 +438,6 @@ const fn has_guards(policy: &Policy) -> bool {
     policy.has_guards()
 }
 
-/// Asks `guard` about `next`, its statistics record joining the registry
-/// the first time a call asks it (one relaxed load after that).
-#[inline]
-pub(crate) fn ask(guard: &'static dyn Guard, next: &NextAttempt) -> Admit {
-    if let Some(record) = guard.record() {
-        record.register();
-    }
-    guard.admit(next)
-}
-
 /// Now, on the clock `flags` name (`BLOCKING`: the system's, else tokio's).
 #[inline]
 pub(crate) fn now(flags: u16) -> std::time::Instant {
@@ -1131,7 +450,7 @@ mod tests {
     use crate::RetryBudget;
     use crate::call::glue::step;
     use crate::engine::hooks::{always, ignore};
-    use crate::{RetryOn, seed_jitter};
+    use crate::{Jitter, RetryEvent, RetryOn, seed_jitter};
     use proptest::prelude::*;
 
     #[derive(Debug, PartialEq)]
