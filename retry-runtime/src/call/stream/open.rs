@@ -74,7 +74,7 @@ where
 /// What the wrapper and a `#[retry]` fn's opener share: whether an open
 /// is wanted, or one in flight cancelled, and its result.
 #[derive(Debug)]
-pub(super) struct PortState<S, E> {
+struct PortState<S, E> {
     pub(super) wanted: bool,
     pub(super) cancel: bool,
     pub(super) opened: Option<Result<S, E>>,
@@ -85,7 +85,7 @@ pub(super) struct PortState<S, E> {
 #[derive(Debug)]
 pub struct Shared<S, E>(Arc<Mutex<PortState<S, E>>>);
 
-pub(super) fn lock<S, E>(shared: &Shared<S, E>) -> MutexGuard<'_, PortState<S, E>> {
+fn lock<S, E>(shared: &Shared<S, E>) -> MutexGuard<'_, PortState<S, E>> {
     // Nothing is left half-written under the lock: a panic elsewhere
     // cannot leave it inconsistent.
     shared.0.lock().unwrap_or_else(PoisonError::into_inner)

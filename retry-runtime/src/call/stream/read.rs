@@ -186,7 +186,7 @@ where
 }
 
 /// The attempt may start: arm its timers and open it.
-pub(super) fn start_attempt<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>) {
+fn start_attempt<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O, S, T, E>) {
     *this.phase = Phase::Opening;
     *this.committed = false;
     *this.progressed = false;
@@ -230,7 +230,7 @@ pub(super) fn start_attempt<O, S, T, E: Classify>(this: &mut Projected<'_, '_, O
 /// An item came from the source: `Some` to deliver it now, `Err` when the
 /// stream ends with it (it held as much as it may).
 #[inline]
-pub(super) fn arrived<O, S, T: StreamItem, E: Classify + From<Elapsed>>(
+fn arrived<O, S, T: StreamItem, E: Classify + From<Elapsed>>(
     this: &mut Projected<'_, '_, O, S, T, E>,
     item: T,
 ) -> Result<Option<T>, Failure<E>> {
@@ -258,7 +258,7 @@ pub(super) fn arrived<O, S, T: StreamItem, E: Classify + From<Elapsed>>(
 
 /// Holds a preamble `item` until the first content item, within the
 /// policy's bounds; past them the stream ends, with the failure returned.
-pub(super) fn hold<O, S, T: StreamItem, E: Classify + From<Elapsed>>(
+fn hold<O, S, T: StreamItem, E: Classify + From<Elapsed>>(
     this: &mut Projected<'_, '_, O, S, T, E>,
     item: T,
 ) -> Result<(), Failure<E>> {
@@ -276,7 +276,7 @@ pub(super) fn hold<O, S, T: StreamItem, E: Classify + From<Elapsed>>(
 /// The source sent more preamble than the stream may hold: it stops, a
 /// retry would hold as much again, whatever `E`'s class says.
 #[cold]
-pub(super) fn held_too_much<O, S, T, E: Classify + From<Elapsed>>(
+fn held_too_much<O, S, T, E: Classify + From<Elapsed>>(
     this: &mut Projected<'_, '_, O, S, T, E>,
 ) -> Failure<E> {
     let held = u32::try_from(this.held.len()).unwrap_or(u32::MAX);

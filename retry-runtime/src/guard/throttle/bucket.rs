@@ -10,15 +10,15 @@
 // the half-second buckets of `update_tokens_retrieved_per_second`).
 
 /// CUBIC's multiplicative decrease: a throttle cuts the rate to 70 %.
-pub(super) const BETA: f64 = 0.7;
+const BETA: f64 = 0.7;
 /// CUBIC's scale constant `C`: how fast the rate grows back.
-pub(super) const SCALE: f64 = 0.4;
+const SCALE: f64 = 0.4;
 /// The weight of the newest half-second bucket in the measured send rate.
-pub(super) const SMOOTH: f64 = 0.8;
+const SMOOTH: f64 = 0.8;
 /// The least capacity of the token bucket: one request.
-pub(super) const MIN_CAPACITY: f64 = 1.0;
+const MIN_CAPACITY: f64 = 1.0;
 /// The width of a bucket of the measured send rate, in seconds.
-pub(super) const BUCKET_SECONDS: f64 = 0.5;
+const BUCKET_SECONDS: f64 = 0.5;
 
 /// The state behind the lock: seconds since [`since_epoch`]'s epoch for the
 /// adaptive rate (as smithy-rs keeps it), nanoseconds for the window.
