@@ -20,6 +20,7 @@
 //! Compiled with or without the feature, so that a crate without it gets
 //! the one error [`policy_name`] gives, not one per missing path.
 use std::sync::OnceLock;
+
 #[cfg(feature = "config")]
 use std::sync::atomic::{AtomicU8, Ordering};
 
