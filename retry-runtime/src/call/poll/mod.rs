@@ -82,18 +82,19 @@
 //! assert_eq!(call.await.unwrap(), 3);
 //! # }
 //! ```
+mod stream;
+mod timer;
+
 use std::future::Future;
 use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
 
 use pin_project_lite::pin_project;
-use tokio::time::{Instant, Sleep};
+use tokio::time::Sleep;
 
 use crate::call::context::{Frame, scoped_blocking, with_current};
 use crate::call::pace::Pacer;
-use crate::classify::failure::Provenance;
 use crate::clock::Clock;
 use crate::engine::Engine;
 use crate::engine::hooks::{always, ignore};
@@ -398,170 +399,6 @@ impl<'p, E: Classify> PollDriver<'p, E> {
                 ControlFlow::Continue(())
             }
         }
-    }
-
-    /// [`finish`](PollDriver::finish) for a call that gives up with a
-    /// [`Failure`](crate::Failure): each failed attempt is recorded in
-    /// `provenance`.
-    pub(crate) fn finish_recorded<T>(
-        self: Pin<&mut Self>,
-        provenance: &mut Provenance,
-        result: Result<T, E>,
-    ) -> ControlFlow<Result<T, E>> {
-        let mut this = self.project();
-        this.timer.set(None);
-        match this
-            .engine
-            .step_recording(result, always, ignore, |n, error, class, delay| {
-                provenance.record(n, error, class, delay);
-            }) {
-            ControlFlow::Break(result) => {
-                *this.phase = Phase::Done;
-                ControlFlow::Break(result)
-            }
-            ControlFlow::Continue((delay, error)) => {
-                *this.last = Some(error);
-                *this.phase = Phase::Backoff;
-                if !delay.is_zero() {
-                    this.timer.set(Some(tokio::time::sleep(delay)));
-                }
-                ControlFlow::Continue(())
-            }
-        }
-    }
-
-    /// The attempt failed with `error` and the call stops for `reason`,
-    /// whatever the policy would decide (see `Engine::stop_after`); the
-    /// attempt is recorded in `provenance`.
-    pub(crate) fn stop_after(
-        self: Pin<&mut Self>,
-        provenance: &mut Provenance,
-        error: &E,
-        reason: StopReason,
-    ) {
-        let mut this = self.project();
-        this.timer.set(None);
-        *this.phase = Phase::Done;
-        this.engine
-            .stop_after(error, reason, |n, error, class, delay| {
-                provenance.record(n, error, class, delay);
-            });
-    }
-
-    /// The attempt succeeded (a stream its consumer dropped after content
-    /// came); no further attempt is made.
-    pub(crate) fn settle_success(self: Pin<&mut Self>) {
-        let _ = self.finish(Ok::<(), E>(()));
-    }
-
-    /// Disarms the attempt's own timer.
-    pub(crate) fn disarm(self: Pin<&mut Self>) {
-        self.project().timer.set(None);
-    }
-
-    /// The engine of the call, to read its clock.
-    pub(crate) fn engine_mut(self: Pin<&mut Self>) -> &mut Engine<'p> {
-        self.project().engine
-    }
-
-    /// Whether the call is over.
-    pub(crate) fn is_done(&self) -> bool {
-        self.phase == Phase::Done
-    }
-
-    /// Marks the running attempt as out of its time, before its
-    /// [`finish`](PollDriver::finish): its retry costs the
-    /// [`RetryBudget`](crate::RetryBudget) what a timed-out attempt's does
-    /// (10 tokens rather than 5), as `#[retry]`'s `timeout` does. The
-    /// driver does not bound an attempt by itself: the owner arms the
-    /// [`attempt_limit`](PollDriver::attempt_limit) with
-    /// [`arm`](PollDriver::arm), and calls this when it fires.
-    ///
-    /// ```
-    /// # use std::future::poll_fn;
-    /// # use std::pin::pin;
-    /// # use std::time::Duration;
-    /// # use tenacious::{Elapsed, Policy};
-    /// # use tenacious::poll::PollDriver;
-    /// # static POLICY: Policy = Policy::new().timeout(Duration::from_secs(1));
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// # let mut driver = pin!(PollDriver::<Elapsed>::new(&POLICY));
-    /// # poll_fn(|cx| driver.as_mut().poll_start(cx)).await.unwrap();
-    /// // The attempt's time limit fired.
-    /// driver.as_mut().note_timeout();
-    /// let _ = driver.as_mut().finish(Err::<(), _>(Elapsed::new(Duration::from_secs(1))));
-    /// # }
-    /// ```
-    pub fn note_timeout(self: Pin<&mut Self>) {
-        self.project().engine.note_timeout();
-    }
-
-    /// Arms the attempt's own timer, on tokio's clock, to fire `after` from
-    /// now (re-arming it if it runs; none is armed until this is called,
-    /// and [`finish`](PollDriver::finish) disarms it): the attempt's
-    /// [`attempt_limit`](PollDriver::attempt_limit), a stream's time to its
-    /// first item, or its idle limit, reset on each item. A duration past
-    /// what the clock can hold is taken as 30 years.
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use std::pin::pin;
-    /// use std::time::Duration;
-    /// use tenacious::Policy;
-    /// use tenacious::poll::PollDriver;
-    ///
-    /// static POLICY: Policy = Policy::new().timeout(Duration::from_secs(2));
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// let mut driver = pin!(PollDriver::<std::io::Error>::new(&POLICY));
-    /// poll_fn(|cx| driver.as_mut().poll_start(cx)).await.unwrap();
-    /// let limit = driver.attempt_limit().unwrap();
-    /// driver.as_mut().arm(limit);
-    /// let start = tokio::time::Instant::now();
-    /// poll_fn(|cx| driver.as_mut().poll_timer(cx)).await;
-    /// assert_eq!(start.elapsed(), Duration::from_secs(2));
-    /// # }
-    /// ```
-    pub fn arm(self: Pin<&mut Self>, after: Duration) {
-        let mut this = self.project();
-        // A limit past what the clock can hold: 30 years, tokio's own
-        // "far future".
-        let now = Instant::now();
-        let at = now
-            .checked_add(after)
-            .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 86_400));
-        match this.timer.as_mut().as_pin_mut() {
-            Some(timer) => timer.reset(at),
-            None => this.timer.set(Some(tokio::time::sleep_until(at))),
-        }
-    }
-
-    /// Ready once the timer [`arm`](PollDriver::arm) set has fired (and
-    /// again on every poll until it is re-armed or disarmed); pending
-    /// forever when none is armed, so it can be polled beside the
-    /// attempt's work whether or not the attempt has a limit (see the
-    /// example of [`arm`](PollDriver::arm)).
-    pub fn poll_timer(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match self.project().timer.as_pin_mut() {
-            Some(timer) => timer.poll(cx),
-            None => Poll::Pending,
-        }
-    }
-
-    /// How long the running attempt may take: the policy's timeout, cut to
-    /// what is left of its deadline; `None` without either (the default).
-    /// Asked when the attempt starts, it is what to [`arm`](PollDriver::arm).
-    /// See the example of [`new`](PollDriver::new).
-    #[must_use]
-    pub fn attempt_limit(&self) -> Option<Duration> {
-        self.engine.attempt_limit()
-    }
-
-    /// The engine of the call, for the runtime's own drivers.
-    pub(crate) const fn engine(&self) -> &Engine<'p> {
-        &self.engine
     }
 
     /// Attempts made so far, each counted when it is handed to
