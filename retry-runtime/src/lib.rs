@@ -72,130 +72,96 @@
 #![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod attempt;
-mod backoff;
-mod bound;
-mod breaker;
-mod budget;
-mod call_key;
+mod call;
 mod classify;
-mod classify_derive;
 mod clock;
-mod context;
-mod cooldown;
-mod driver;
-mod elapsed;
 mod engine;
-mod event;
-pub mod explain;
-mod failure;
-mod fallback_fn;
-mod glue;
 mod guard;
-mod guard_name;
-mod hooks;
-#[cfg(feature = "http")]
-mod http_class;
-mod key;
-mod limits;
-mod nested;
+mod http;
 mod observe;
-mod pace;
-mod path_policy;
 mod policy;
-pub mod poll;
-#[cfg(feature = "http")]
-pub mod rate_limits;
-mod refused;
-#[cfg(feature = "reqwest")]
-mod reqwest_class;
-#[cfg(feature = "reqwest-middleware")]
-mod reqwest_middleware_class;
-pub mod retry_after;
-mod retry_on;
-mod run;
-mod shared_arg;
-mod shared_static;
-mod signals;
-#[cfg(feature = "sse")]
-pub mod sse;
-mod start;
 pub mod stats;
 mod stop;
-#[doc(hidden)]
-pub mod store;
 /// Not a stable API: the registry of named policies that
 /// `#[retry(policy = "name")]` fns are bound by, for the config crate
 /// (`tenacious-config`), which parses a set and registers it.
 #[doc(hidden)]
 pub mod registry {
-    pub use crate::bound::{PolicySet, missing, policy, register, registered};
+    pub use crate::policy::bound::{PolicySet, missing, policy, register, registered};
 }
-pub mod stream;
-mod throttle;
-mod when_by_ref;
 
-pub use attempt::Attempt;
-pub use backoff::{Jitter, backoff_delay, seed_jitter};
-pub use breaker::{Breaker, BreakerState, BreakerStats};
-pub use budget::RetryBudget;
-pub use call_key::KeySource;
+// The public modules, each defined in its concept's folder.
+pub use call::{poll, stream};
+#[doc(hidden)]
+pub use guard::store;
+#[cfg(feature = "http")]
+pub use http::rate_limits;
+pub use http::retry_after;
+#[cfg(feature = "sse")]
+pub use http::sse;
+pub use policy::explain;
+
+pub use call::attempt::Attempt;
+pub use classify::elapsed::{Elapsed, Limit};
+pub use classify::failure::{AttemptRecord, Failure};
+pub use classify::limits::Limits;
+pub use classify::signals::Signals;
 pub use classify::{Classified, Classify, ErrorClass};
 pub use clock::MIN_ATTEMPT;
-pub use cooldown::Cooldown;
-pub use elapsed::{Elapsed, Limit};
-pub use event::RetryEvent;
+pub use engine::call_key::KeySource;
+pub use engine::event::RetryEvent;
+pub use engine::key::{IdempotencyKey, ParseKeyError};
 pub use explain::Explain;
-pub use failure::{AttemptRecord, Failure};
+pub use guard::breaker::{Breaker, BreakerState, BreakerStats};
+pub use guard::budget::RetryBudget;
+pub use guard::cooldown::Cooldown;
+pub use guard::refused::{Refusable, Refused};
+pub use guard::throttle::{Throttle, ThrottleStats};
 pub use guard::{Admit, AttemptResult, Guard, NextAttempt, Outcome, PendingAdmit};
 #[cfg(feature = "http")]
-pub use http_class::HttpError;
-pub use key::{IdempotencyKey, ParseKeyError};
-pub use limits::Limits;
-pub use nested::Nested;
+pub use http::class::HttpError;
 pub use policy::Policy;
-pub use refused::{Refusable, Refused};
-pub use retry_on::RetryOn;
-pub use signals::Signals;
+pub use policy::backoff::{Jitter, backoff_delay, seed_jitter};
+pub use policy::nested::Nested;
+pub use policy::retry_on::RetryOn;
 pub use stop::StopReason;
-pub use throttle::{Throttle, ThrottleStats};
 
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::bound::{BoundPolicy, policy_name};
-    pub use crate::call_key::{ArgHasher, ArgProbe, HashArg, KeySource, SkipArg};
-    pub use crate::classify_derive::{RetryAfterField, WithOutput};
-    pub use crate::clock::Clock;
-    pub use crate::driver::{
+    pub use crate::call::driver::{
         Attempting, AttemptingBounded, AttemptingTimed, attempt, attempt_blocking, attempt_bounded,
         attempt_timed, sleep, sleep_blocking,
     };
-    pub use crate::engine::Engine;
-    pub use crate::failure::Provenance;
-    pub use crate::fallback_fn::{
+    pub use crate::call::fallback_fn::{
         Answers, ByError, ByFailure, FallbackSignature, GiveUp, OneArgument, fall_back,
         fall_back_failure,
     };
-    pub use crate::glue::{
+    pub use crate::call::glue::{
         ElapsedInto, ElapsedNot, OutputOf, RefusableIf, bounded, pace_first, pace_first_blocking,
         pace_first_blocking_if, pace_first_blocking_refusable, pace_first_if, pace_first_refusable,
         policy_has_guards, policy_has_timeout, resume, resume_failure, step, step_failure,
         step_failure_held, step_held, timed_out, timed_out_as, wants_pace,
     };
-    pub use crate::hooks::{
+    pub use crate::call::pace::{pace, pace_blocking};
+    pub use crate::call::path_policy::{ElapsedIf, elapsed_into_if};
+    pub use crate::call::shared_arg::SharedByEveryAttempt;
+    pub use crate::call::when_by_ref::{WhenByRef, when};
+    pub use crate::classify::derive::{RetryAfterField, WithOutput};
+    pub use crate::classify::failure::Provenance;
+    pub use crate::clock::Clock;
+    pub use crate::engine::Engine;
+    pub use crate::engine::call_key::{ArgHasher, ArgProbe, HashArg, KeySource, SkipArg};
+    pub use crate::engine::hooks::{
         CheckFn, CheckShape, NotifyFn, RetryResult, WhenFn, always, checked, ignore,
     };
-    pub use crate::pace::{pace, pace_blocking};
-    pub use crate::path_policy::{ElapsedIf, elapsed_into_if};
-    pub use crate::shared_arg::SharedByEveryAttempt;
-    pub use crate::shared_static::{
+    pub use crate::guard::shared_static::{
         SharedBreaker, SharedBudget, SharedCooldown, SharedGuard, SharedThrottle, shared_breaker,
         shared_budget, shared_cooldown, shared_guard, shared_throttle,
     };
+    pub use crate::policy::bound::{BoundPolicy, policy_name};
     pub use crate::stats::CallStats;
     pub use crate::stream::{Captures, RetriedStream, StreamOutput, opened, port as stream_port};
-    pub use crate::when_by_ref::{WhenByRef, when};
     pub use crate::{
         Classify, ErrorClass, Jitter, Limits, Nested, Policy, Refusable, RetryEvent, RetryOn,
         Signals,
