@@ -99,7 +99,14 @@ pub use http::rate_limits;
 pub use http::retry_after;
 #[cfg(feature = "sse")]
 pub use http::sse;
-pub use policy::explain;
+/// The parts of a policy's schedule that [`Explain`] hands out: each
+/// retry's [`Window`](explain::Window), runs of equal windows
+/// ([`Attempts`](explain::Attempts)) and the
+/// [`WorstCase`](explain::WorstCase). `Explain` itself is at the root,
+/// `tenacious::Explain`, its one path.
+pub mod explain {
+    pub use crate::policy::explain::{Attempts, Window, WorstCase};
+}
 
 pub use call::attempt::Attempt;
 pub use classify::elapsed::{Elapsed, Limit};
@@ -111,7 +118,6 @@ pub use clock::MIN_ATTEMPT;
 pub use engine::call_key::KeySource;
 pub use engine::event::RetryEvent;
 pub use engine::key::{IdempotencyKey, ParseKeyError};
-pub use explain::Explain;
 pub use guard::breaker::{Breaker, BreakerState, BreakerStats};
 pub use guard::budget::RetryBudget;
 pub use guard::cooldown::Cooldown;
@@ -122,6 +128,7 @@ pub use guard::{Admit, AttemptResult, Guard, NextAttempt, Outcome, PendingAdmit}
 pub use http::class::HttpError;
 pub use policy::Policy;
 pub use policy::backoff::{Jitter, backoff_delay, seed_jitter};
+pub use policy::explain::Explain;
 pub use policy::nested::Nested;
 pub use policy::retry_on::RetryOn;
 pub use stop::StopReason;

@@ -1,7 +1,7 @@
 //! [`Policy`]: the settings of one retried call, built in a `const`.
 pub(crate) mod backoff;
 pub(crate) mod bound;
-pub mod explain;
+pub(crate) mod explain;
 mod guards;
 pub(crate) mod nested;
 pub(crate) mod retry_on;
@@ -415,10 +415,10 @@ impl Policy {
     /// assert_eq!(explain.worst_case().total(), Some(Duration::from_millis(43_500)));
     /// ```
     ///
-    /// [`Explain`]: crate::explain::Explain
+    /// [`Explain`]: crate::Explain
     #[must_use]
-    pub const fn explain(&self) -> crate::explain::Explain {
-        crate::explain::Explain::new(*self)
+    pub const fn explain(&self) -> crate::Explain {
+        crate::Explain::new(*self)
     }
 
     pub(crate) const fn base_nanos(&self) -> u64 {
