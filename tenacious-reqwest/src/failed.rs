@@ -1,10 +1,9 @@
 //! [`Failed`], what one attempt of [`RetryMiddleware`](crate::RetryMiddleware)
 //! hands the engine when it did not succeed, classified as its cause.
-use std::borrow::Cow;
 
 use http::Extensions;
 use reqwest_middleware::Error;
-use tenacious_runtime::{Classify, Elapsed, ErrorClass, HttpError, Limits, Refused, Signals};
+use tenacious_runtime::{Classify, Elapsed, ErrorClass, HttpError, Refused};
 
 /// How one attempt of the middleware failed.
 #[derive(Debug)]
@@ -50,28 +49,9 @@ impl Classify for Failed {
         self.cause().classify()
     }
 
-    fn retry_after(&self) -> Option<std::time::Duration> {
-        self.cause().retry_after()
-    }
-
-    fn hint(&self) -> Option<Cow<'static, str>> {
-        self.cause().hint()
-    }
-
-    fn variant(&self) -> &'static str {
-        self.cause().variant()
-    }
-
-    fn signals(&self) -> Signals {
-        self.cause().signals()
-    }
-
-    fn not_sent(&self) -> bool {
-        self.cause().not_sent()
-    }
-
-    fn limits(&self) -> Limits {
-        self.cause().limits()
+    /// The cause: every method not written here is its.
+    fn inner(&self) -> Option<&dyn Classify> {
+        Some(self.cause())
     }
 
     fn refused() -> Option<fn(Refused) -> Self> {

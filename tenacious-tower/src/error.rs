@@ -1,11 +1,9 @@
 //! What a retried service returns when it gives up with no response to
 //! hand back ([`Error`]), and what one attempt's failure is to the engine
 //! (`Attempted`).
-use std::borrow::Cow;
 use std::fmt;
-use std::time::Duration;
 
-use tenacious_runtime::{Classify, Elapsed, ErrorClass, Limits, Refused, Signals};
+use tenacious_runtime::{Classify, Elapsed, ErrorClass, Refused};
 
 /// The error of a [`RetryService`](super::RetryService): the last
 /// attempt's, when the policy gave up without a response to return.
@@ -97,23 +95,9 @@ impl<E: Classify> Classify for Error<E> {
     fn classify(&self) -> ErrorClass {
         self.as_dyn().classify()
     }
-    fn retry_after(&self) -> Option<Duration> {
-        self.as_dyn().retry_after()
-    }
-    fn hint(&self) -> Option<Cow<'static, str>> {
-        self.as_dyn().hint()
-    }
-    fn variant(&self) -> &'static str {
-        self.as_dyn().variant()
-    }
-    fn signals(&self) -> Signals {
-        self.as_dyn().signals()
-    }
-    fn not_sent(&self) -> bool {
-        self.as_dyn().not_sent()
-    }
-    fn limits(&self) -> Limits {
-        self.as_dyn().limits()
+    /// The error held: every method not written here is its.
+    fn inner(&self) -> Option<&dyn Classify> {
+        Some(self.as_dyn())
     }
     /// [`Error::GuardRefused`].
     fn refused() -> Option<fn(Refused) -> Self> {
@@ -159,17 +143,9 @@ impl<E: Classify, R, X: Classify> Classify for Attempted<E, R, X> {
     fn classify(&self) -> ErrorClass {
         self.as_dyn().classify()
     }
-    fn retry_after(&self) -> Option<Duration> {
-        self.as_dyn().retry_after()
-    }
-    fn hint(&self) -> Option<Cow<'static, str>> {
-        self.as_dyn().hint()
-    }
-    fn variant(&self) -> &'static str {
-        self.as_dyn().variant()
-    }
-    fn signals(&self) -> Signals {
-        self.as_dyn().signals()
+    /// What it holds: every method not written here is its.
+    fn inner(&self) -> Option<&dyn Classify> {
+        Some(self.as_dyn())
     }
     /// An attempt that ran out of time while the inner service was not
     /// ready yet never sent its request.
@@ -178,8 +154,5 @@ impl<E: Classify, R, X: Classify> Classify for Attempted<E, R, X> {
             Self::Elapsed { sent, .. } => !sent,
             _ => self.as_dyn().not_sent(),
         }
-    }
-    fn limits(&self) -> Limits {
-        self.as_dyn().limits()
     }
 }

@@ -1,6 +1,5 @@
 //! `Failure<E>`: the last error of a retried call with the story of how it
 //! got there.
-use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
@@ -267,20 +266,9 @@ impl<E: Classify> Classify for Failure<E> {
     fn retry_after(&self) -> Option<Duration> {
         self.retry_in.or_else(|| self.last.retry_after())
     }
-    fn hint(&self) -> Option<Cow<'static, str>> {
-        self.last.hint()
-    }
-    fn variant(&self) -> &'static str {
-        self.last.variant()
-    }
-    fn signals(&self) -> crate::Signals {
-        self.last.signals()
-    }
-    fn not_sent(&self) -> bool {
-        self.last.not_sent()
-    }
-    fn limits(&self) -> crate::Limits {
-        self.last.limits()
+    /// The last error: every method not written here is its.
+    fn inner(&self) -> Option<&dyn Classify> {
+        Some(&self.last)
     }
     /// When `E` can be made from a refusal: a failure with no attempts,
     /// stopped for the refusal's reason, whose last error is `E`'s.
@@ -353,6 +341,8 @@ impl Provenance {
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
     use super::*;
 
     #[derive(Debug)]

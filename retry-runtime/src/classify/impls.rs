@@ -9,7 +9,9 @@ use std::time::Duration;
 use super::{Classify, ErrorClass};
 
 /// `Classify` for a pointer to an error: every method forwards to the
-/// error it points at.
+/// error it points at. By hand, not through `Classify::inner`: the
+/// pointee may be unsized (`Box<dyn Classify>`), and an unsized `E` does
+/// not coerce to `&dyn Classify`.
 macro_rules! forward_classify {
     ($($(#[$doc:meta])* $pointer:ty;)*) => {$(
         $(#[$doc])*

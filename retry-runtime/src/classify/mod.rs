@@ -114,28 +114,34 @@ pub trait Classify {
 
     /// The server's hint of how long to wait before the next attempt
     /// (`Retry-After`). Honoured for any retried class, bounded by the
-    /// policy's `max_retry_after`. Default: `None`.
+    /// policy's `max_retry_after`. Default: the [`inner`](Classify::inner)
+    /// error's, else `None`.
     fn retry_after(&self) -> Option<Duration> {
-        None
+        self.inner().and_then(Classify::retry_after)
     }
 
-    /// Advice for the model or the operator. Default: `None`.
+    /// Advice for the model or the operator. Default: the
+    /// [`inner`](Classify::inner) error's, else `None`.
     fn hint(&self) -> Option<Cow<'static, str>> {
-        None
+        self.inner().and_then(Classify::hint)
     }
 
-    /// The variant's name, for the error distribution. Default: the type's
-    /// name.
+    /// The variant's name, for the error distribution. Default: the
+    /// [`inner`](Classify::inner) error's, else the type's name.
     fn variant(&self) -> &'static str {
-        std::any::type_name::<Self>()
+        match self.inner() {
+            Some(inner) => inner.variant(),
+            None => std::any::type_name::<Self>(),
+        }
     }
 
     /// What the error says about the provider beyond its class: that it
     /// is overloaded, and what is left of the caller's rate-limit window
     /// (see [`Signals`](crate::Signals)). Read only by a call with guards.
-    /// Default: [`Signals::NONE`](crate::Signals::NONE).
+    /// Default: the [`inner`](Classify::inner) error's, else
+    /// [`Signals::NONE`](crate::Signals::NONE).
     fn signals(&self) -> crate::Signals {
-        crate::Signals::NONE
+        self.inner().map_or(crate::Signals::NONE, Classify::signals)
     }
 
     /// Whether the error proves the request never reached the server: the
@@ -143,9 +149,9 @@ pub trait Classify {
     /// failed, a guard refused the call — nothing was sent, so even a call
     /// that is not idempotent may be made again. Read only by a policy with
     /// [`idempotent(false)`](crate::Policy::idempotent), which retries no
-    /// other error. Default: `false` (the request may have been applied).
-    /// `#[derive(Classify)]` writes `true` for a variant marked
-    /// `#[classify(transient, not_sent)]`.
+    /// other error. Default: the [`inner`](Classify::inner) error's, else
+    /// `false` (the request may have been applied). `#[derive(Classify)]`
+    /// writes `true` for a variant marked `#[classify(transient, not_sent)]`.
     ///
     /// ```
     /// use std::io;
@@ -155,12 +161,13 @@ pub trait Classify {
     /// assert!(!io::Error::from(io::ErrorKind::ConnectionReset).not_sent());
     /// ```
     fn not_sent(&self) -> bool {
-        false
+        self.inner().is_some_and(Classify::not_sent)
     }
 
     /// The limits this error sets for the call beyond the policy's: its
     /// own `max` attempts and backoff `base` (see [`Limits`](crate::Limits)).
-    /// Default: [`Limits::NONE`](crate::Limits::NONE).
+    /// Default: the [`inner`](Classify::inner) error's, else
+    /// [`Limits::NONE`](crate::Limits::NONE).
     ///
     /// ```
     /// use tenacious::{Classify, ErrorClass, Limits};
@@ -174,7 +181,46 @@ pub trait Classify {
     /// assert_eq!(Busy.limits().get_max(), Some(6));
     /// ```
     fn limits(&self) -> crate::Limits {
-        crate::Limits::NONE
+        self.inner().map_or(crate::Limits::NONE, Classify::limits)
+    }
+
+    /// The error this one wraps, whose answers the other methods give
+    /// when not written: a wrapper writes `classify` and `inner`, and
+    /// every method it leaves out is the inner error's rather than a
+    /// default — as [`Error::source`](std::error::Error::source) chains
+    /// errors. `None` when there is none (the default) or this value
+    /// holds none (a variant of its own). Methods written by hand win:
+    /// a wrapper that adds a hint of its own writes `hint`.
+    ///
+    /// ```
+    /// use std::io;
+    /// use tenacious::{Classify, ErrorClass};
+    ///
+    /// /// An I/O error with the tool call it came from.
+    /// #[derive(Debug)]
+    /// struct ToolCallError {
+    ///     tool: &'static str,
+    ///     error: io::Error,
+    /// }
+    ///
+    /// impl Classify for ToolCallError {
+    ///     fn classify(&self) -> ErrorClass {
+    ///         self.error.classify()
+    ///     }
+    ///     fn inner(&self) -> Option<&dyn Classify> {
+    ///         Some(&self.error)
+    ///     }
+    /// }
+    ///
+    /// let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+    /// let e = ToolCallError { tool: "search", error: refused };
+    /// assert_eq!(e.classify(), ErrorClass::Transient);
+    /// assert_eq!(e.variant(), "ConnectionRefused"); // not "ToolCallError"
+    /// assert!(e.not_sent()); // not the default `false`
+    /// # let _ = e.tool;
+    /// ```
+    fn inner(&self) -> Option<&dyn Classify> {
+        None
     }
 
     /// How to make this error from a guard's refusal of a call's first
@@ -439,5 +485,97 @@ mod tests {
             .filter(|c| c.is_retryable())
             .collect();
         assert_eq!(retryable, [ErrorClass::Transient, ErrorClass::RateLimited]);
+    }
+
+    /// An error that says everything: each of `Classify`'s methods but
+    /// `refused` answers something other than its default.
+    #[derive(Debug)]
+    struct Loud;
+
+    impl Classify for Loud {
+        fn classify(&self) -> ErrorClass {
+            ErrorClass::RateLimited
+        }
+        fn retry_after(&self) -> Option<Duration> {
+            Some(Duration::from_secs(7))
+        }
+        fn hint(&self) -> Option<Cow<'static, str>> {
+            Some(Cow::Borrowed("slow down"))
+        }
+        fn variant(&self) -> &'static str {
+            "Loud"
+        }
+        fn signals(&self) -> crate::Signals {
+            crate::Signals::NONE.overloaded(true)
+        }
+        fn not_sent(&self) -> bool {
+            true
+        }
+        fn limits(&self) -> crate::Limits {
+            crate::Limits::NONE.max(9)
+        }
+    }
+
+    /// What `e` answers, method by method.
+    fn answers(e: &dyn Classify) -> impl PartialEq + std::fmt::Debug {
+        (
+            e.classify(),
+            e.retry_after(),
+            e.hint(),
+            e.variant(),
+            e.signals(),
+            e.not_sent(),
+            e.limits(),
+        )
+    }
+
+    #[test]
+    fn a_wrapper_that_names_its_inner_error_answers_every_method_as_it() {
+        #[derive(Debug)]
+        struct Wrapper(Loud);
+        impl Classify for Wrapper {
+            fn classify(&self) -> ErrorClass {
+                self.0.classify()
+            }
+            fn inner(&self) -> Option<&dyn Classify> {
+                Some(&self.0)
+            }
+        }
+        assert_eq!(answers(&Wrapper(Loud)), answers(&Loud));
+        // and through a pointer, and a pointer to `dyn`
+        let boxed: Box<dyn Classify> = Box::new(Wrapper(Loud));
+        assert_eq!(answers(&boxed), answers(&Loud));
+        assert_eq!(answers(&Arc::new(Wrapper(Loud))), answers(&Loud));
+    }
+
+    #[test]
+    fn every_wrapper_of_this_crate_answers_as_its_inner_error() {
+        let failure = crate::classify::failure::Provenance::new()
+            .into_failure(crate::StopReason::Exhausted, Loud);
+        assert_eq!(answers(&failure), answers(&Loud));
+        #[cfg(feature = "sse")]
+        {
+            // `limits` was not forwarded by hand: the body's own `max` was lost.
+            let sse = crate::sse::SseError::Body(Loud);
+            assert_eq!(answers(&sse), answers(&Loud));
+        }
+    }
+
+    #[test]
+    fn without_an_inner_error_the_defaults_hold() {
+        #[derive(Debug)]
+        struct Plain;
+        impl Classify for Plain {
+            fn classify(&self) -> ErrorClass {
+                ErrorClass::Transient
+            }
+        }
+        assert!(Plain.inner().is_none());
+        assert_eq!(Plain.retry_after(), None);
+        assert_eq!(Plain.hint(), None);
+        assert!(Plain.variant().ends_with("Plain"));
+        assert_eq!(Plain.signals(), crate::Signals::NONE);
+        assert!(!Plain.not_sent());
+        assert_eq!(Plain.limits(), crate::Limits::NONE);
     }
 }

@@ -6,7 +6,7 @@ use std::io;
 
 use reqwest_middleware::Error;
 
-use crate::{Classify, Elapsed, ErrorClass, HttpError, Limits, Refused, Signals};
+use crate::{Classify, Elapsed, ErrorClass, HttpError, Refused};
 
 /// Classifies the error of a `ClientWithMiddleware` (so a `#[retry]` fn
 /// may return it as it is) by the error it holds:
@@ -46,10 +46,6 @@ impl Classify for Error {
         known(self).map_or(ErrorClass::Fatal, Classify::classify)
     }
 
-    fn retry_after(&self) -> Option<std::time::Duration> {
-        known(self).and_then(Classify::retry_after)
-    }
-
     fn hint(&self) -> Option<Cow<'static, str>> {
         match known(self) {
             Some(error) => error.hint(),
@@ -63,16 +59,10 @@ impl Classify for Error {
         known(self).map_or("Middleware", Classify::variant)
     }
 
-    fn signals(&self) -> Signals {
-        known(self).map_or(Signals::NONE, Classify::signals)
-    }
-
-    fn not_sent(&self) -> bool {
-        known(self).is_some_and(Classify::not_sent)
-    }
-
-    fn limits(&self) -> Limits {
-        known(self).map_or(Limits::NONE, Classify::limits)
+    /// The error it holds that this crate classifies: every method not
+    /// written here is its.
+    fn inner(&self) -> Option<&dyn Classify> {
+        known(self)
     }
 
     /// `Error::Middleware` holding the [`Refused`].

@@ -123,31 +123,11 @@ impl<E: Classify> Classify for SseError<E> {
         }
     }
 
-    fn hint(&self) -> Option<std::borrow::Cow<'static, str>> {
+    /// The body's error: every method not written here is its.
+    fn inner(&self) -> Option<&dyn Classify> {
         match self {
-            Self::Body(error) => error.hint(),
+            Self::Body(error) => Some(error),
             Self::TooLong { .. } => None,
-        }
-    }
-
-    fn not_sent(&self) -> bool {
-        match self {
-            Self::Body(error) => error.not_sent(),
-            Self::TooLong { .. } => false,
-        }
-    }
-
-    fn retry_after(&self) -> Option<Duration> {
-        match self {
-            Self::Body(error) => error.retry_after(),
-            Self::TooLong { .. } => None,
-        }
-    }
-
-    fn signals(&self) -> crate::Signals {
-        match self {
-            Self::Body(error) => error.signals(),
-            Self::TooLong { .. } => crate::Signals::NONE,
         }
     }
 }
