@@ -472,3 +472,33 @@ fn transparent_forwards_not_sent_and_limits() {
     assert_eq!(Sending::Limited(Capped).limits().get_max(), Some(7));
     assert!(Sending::Other.limits().is_none());
 }
+
+/// A model call's error: the provider's HTTP error, or one of its own.
+#[derive(Debug, Classify)]
+enum ModelError {
+    #[classify(transparent)]
+    Http(tenacious::HttpError),
+    #[classify(invalid)]
+    EmptyPrompt,
+}
+
+#[test]
+fn transparent_names_its_error_as_inner_so_methods_it_does_not_write_are_that_error_s() {
+    let body = br#"{"error": {"message": "too long", "code": "context_length_exceeded"}}"#;
+    let too_long = ModelError::Http(tenacious::HttpError::from_parts_with_body(
+        http::StatusCode::BAD_REQUEST,
+        &http::HeaderMap::new(),
+        body,
+    ));
+    // `rejected` is a method the derive does not write: it comes through
+    // `inner`, not as the default `None`.
+    assert_eq!(too_long.rejected(), Some(tenacious::Reject::ContextLength));
+    assert!(too_long.inner().is_some());
+    assert_eq!(ModelError::EmptyPrompt.rejected(), None);
+    assert!(ModelError::EmptyPrompt.inner().is_none());
+    let wrapped = Wrapped(io::Error::from(io::ErrorKind::ConnectionRefused));
+    assert_eq!(
+        wrapped.inner().map(Classify::variant),
+        Some("ConnectionRefused")
+    );
+}

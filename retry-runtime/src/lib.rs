@@ -112,6 +112,7 @@ pub use call::attempt::Attempt;
 pub use classify::elapsed::{Elapsed, Limit};
 pub use classify::failure::{AttemptRecord, Failure};
 pub use classify::limits::Limits;
+pub use classify::reject::Reject;
 pub use classify::signals::Signals;
 pub use classify::{Classified, Classify, ErrorClass};
 pub use clock::MIN_ATTEMPT;

@@ -150,6 +150,7 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
                 }
             });
         let refused = refused(derive, &private, cases);
+        let inner = super::inner::inner(&shape, &private, cases);
         quote! {
             fn classify(&self) -> #private::ErrorClass {
                 #classify
@@ -163,6 +164,7 @@ pub(crate) fn generate(derive: &Derive<'_>) -> TokenStream {
                 #variant
             }
             #refused
+            #inner
         }
     };
 
@@ -200,9 +202,9 @@ impl Derive<'_> {
 }
 
 /// One arm's body and the fields it needs bound.
-struct Arm {
-    body: TokenStream,
-    bindings: Vec<Member>,
+pub(super) struct Arm {
+    pub(super) body: TokenStream,
+    pub(super) bindings: Vec<Member>,
 }
 
 impl Arm {
@@ -216,7 +218,7 @@ impl Arm {
 
 /// How a method reaches the cases: a `match` over variants or a struct's
 /// one destructuring.
-struct Shape {
+pub(super) struct Shape {
     is_struct: bool,
 }
 
@@ -228,7 +230,7 @@ impl Shape {
 
     /// A method body where some cases may answer `None`; `None` if none
     /// answers anything.
-    fn some(
+    pub(super) fn some(
         &self,
         private: &TokenStream,
         cases: &[Case<'_>],

@@ -45,6 +45,7 @@ use crate::common::NotADependency;
 mod fallback;
 mod generate;
 mod hint;
+mod inner;
 mod parse;
 mod validate;
 

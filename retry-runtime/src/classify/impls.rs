@@ -37,6 +37,9 @@ macro_rules! forward_classify {
             fn limits(&self) -> crate::Limits {
                 (**self).limits()
             }
+            fn rejected(&self) -> Option<crate::Reject> {
+                (**self).rejected()
+            }
         }
     )*};
 }

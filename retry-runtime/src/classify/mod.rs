@@ -4,6 +4,7 @@ pub(crate) mod elapsed;
 pub(crate) mod failure;
 mod impls;
 pub(crate) mod limits;
+pub(crate) mod reject;
 pub(crate) mod signals;
 
 use std::borrow::Cow;
@@ -182,6 +183,16 @@ pub trait Classify {
     /// ```
     fn limits(&self) -> crate::Limits {
         self.inner().map_or(crate::Limits::NONE, Classify::limits)
+    }
+
+    /// Why the target rejected the request, when the error says so: a
+    /// request too long for its context window, or refused by its
+    /// content policy (see [`Reject`](crate::Reject)). What a route reads
+    /// to tell an `Invalid` error another target may serve from one no
+    /// target will. Default: the [`inner`](Classify::inner) error's, else
+    /// `None`.
+    fn rejected(&self) -> Option<crate::Reject> {
+        self.inner().and_then(Classify::rejected)
     }
 
     /// The error this one wraps, whose answers the other methods give
@@ -514,6 +525,9 @@ mod tests {
         fn limits(&self) -> crate::Limits {
             crate::Limits::NONE.max(9)
         }
+        fn rejected(&self) -> Option<crate::Reject> {
+            Some(crate::Reject::ContextLength)
+        }
     }
 
     /// What `e` answers, method by method.
@@ -526,6 +540,7 @@ mod tests {
             e.signals(),
             e.not_sent(),
             e.limits(),
+            e.rejected(),
         )
     }
 
@@ -577,5 +592,6 @@ mod tests {
         assert_eq!(Plain.signals(), crate::Signals::NONE);
         assert!(!Plain.not_sent());
         assert_eq!(Plain.limits(), crate::Limits::NONE);
+        assert_eq!(Plain.rejected(), None);
     }
 }

@@ -50,12 +50,13 @@ pub(super) enum Preset {
     Quota,
     SpendLimit,
     ContextLength,
+    ContentFilter,
     Overloaded,
     RateLimit,
 }
 
 /// Codes and types of each preset, in the order they are tried.
-const PRESETS: [(Preset, &[&str]); 5] = [
+const PRESETS: [(Preset, &[&str]); 6] = [
     (Preset::Quota, &["insufficient_quota"]),
     (
         Preset::SpendLimit,
@@ -69,6 +70,10 @@ const PRESETS: [(Preset, &[&str]); 5] = [
         ],
     ),
     (Preset::ContextLength, &["context_length_exceeded"]),
+    (
+        Preset::ContentFilter,
+        &["content_filter", "content_policy_violation"],
+    ),
     (Preset::Overloaded, &["overloaded_error"]),
     (
         Preset::RateLimit,
@@ -119,7 +124,7 @@ impl Preset {
     pub(super) const fn class(self) -> ErrorClass {
         match self {
             Self::Quota | Self::SpendLimit => ErrorClass::Fatal,
-            Self::ContextLength => ErrorClass::Invalid,
+            Self::ContextLength | Self::ContentFilter => ErrorClass::Invalid,
             Self::Overloaded => ErrorClass::Transient,
             Self::RateLimit => ErrorClass::RateLimited,
         }
@@ -139,8 +144,21 @@ impl Preset {
                 "the prompt is longer than the model's context window: shorten it or summarise \
                  earlier turns"
             }
+            Self::ContentFilter => {
+                "the provider's content policy refused the request: change it; another model of \
+                 the same provider will most likely refuse it too"
+            }
             Self::Overloaded => "the provider is overloaded; trying again later may succeed",
             Self::RateLimit => RATE_LIMITED,
+        }
+    }
+
+    /// What the preset says of where else the request may go.
+    pub(super) const fn rejected(self) -> Option<crate::Reject> {
+        match self {
+            Self::ContextLength => Some(crate::Reject::ContextLength),
+            Self::ContentFilter => Some(crate::Reject::ContentFilter),
+            _ => None,
         }
     }
 

@@ -64,7 +64,8 @@ use status::{is_retryable, should_retry};
 /// |---|---|---|---|
 /// | `insufficient_quota` (OpenAI: the account's credit is spent) | 429 | `Fatal` | "the account's quota is spent: a human must add credit or raise its plan; retrying will not help" |
 /// | a spend limit: `enforced_spend_limit_reached` (Anthropic, the usage tier's monthly cap), `organization_spend_limit_exceeded`, `project_spend_limit_exceeded`, `billing_hard_limit_reached`, `billing_not_active` (OpenAI), `billing_error` (Anthropic); or an Anthropic `invalid_request_error` whose message starts "You have reached your specified API usage limits", "You have reached your specified workspace API usage limits" or "Your credit balance is too low" | 429, 400, 402 | `Fatal` | "the account reached its spending limit: a human must raise the limit or add credit; retrying will not help" |
-/// | `context_length_exceeded` (OpenAI and OpenAI-compatible servers); or an Anthropic `invalid_request_error` whose message starts "prompt is too long" | 400 | `Invalid` | "the prompt is longer than the model's context window: shorten it or summarise earlier turns" |
+/// | `context_length_exceeded` (OpenAI and OpenAI-compatible servers); or an Anthropic `invalid_request_error` whose message starts "prompt is too long" | 400 | `Invalid`, [`rejected`](crate::Classify::rejected) `ContextLength` | "the prompt is longer than the model's context window: shorten it or summarise earlier turns" |
+/// | `content_filter` (OpenAI, Azure OpenAI), `content_policy_violation`: the provider's content policy refused the request | 400 | `Invalid`, [`rejected`](crate::Classify::rejected) `ContentFilter` | "the provider's content policy refused the request: change it; another model of the same provider will most likely refuse it too" |
 /// | `overloaded_error` (Anthropic: the provider is short of capacity for everyone) | 529, 503, 500 | `Transient` (`RateLimited` with a server hint), signals overloaded | "the provider is overloaded; trying again later may succeed" |
 /// | `rate_limit_exceeded` (OpenAI), `rate_limit_error` (Anthropic) | 429 | `RateLimited`, waiting its `Retry-After` | "the server is rate limiting; wait before trying again" |
 /// | anything else, a body that is not JSON, a body over the bound | any | as without a body | as without a body |
@@ -252,7 +253,7 @@ impl HttpError {
     ///
     /// ```
     /// use http::{HeaderMap, StatusCode};
-    /// use tenacious::{Classify, ErrorClass, HttpError};
+    /// use tenacious::{Classify, ErrorClass, HttpError, Reject};
     ///
     /// let body = br#"{"error": {"message": "This model's maximum context length is 8192 tokens.",
     ///                 "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}"#;
@@ -262,6 +263,14 @@ impl HttpError {
     ///     error.hint().as_deref(),
     ///     Some("the prompt is longer than the model's context window: shorten it or summarise earlier turns"),
     /// );
+    /// // A larger model may serve it; a content filter's 400 is another matter.
+    /// assert_eq!(error.rejected(), Some(Reject::ContextLength));
+    /// let body = br#"{"error": {"message": "The response was filtered.",
+    ///                 "type": null, "param": "prompt", "code": "content_filter"}}"#;
+    /// let filtered = HttpError::from_parts_with_body(StatusCode::BAD_REQUEST, &HeaderMap::new(), body);
+    /// assert_eq!(filtered.classify(), ErrorClass::Invalid);
+    /// assert_eq!(filtered.rejected(), Some(Reject::ContentFilter));
+    /// assert_eq!(HttpError::new(StatusCode::BAD_REQUEST).rejected(), None);
     /// ```
     #[must_use]
     pub fn from_parts_with_body(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Self {
@@ -396,6 +405,13 @@ impl Classify for HttpError {
 
     fn signals(&self) -> Signals {
         self.signals
+    }
+
+    /// [`Reject::ContextLength`](crate::Reject::ContextLength) or
+    /// [`Reject::ContentFilter`](crate::Reject::ContentFilter) when the
+    /// body says so (the presets table); else `None`.
+    fn rejected(&self) -> Option<crate::Reject> {
+        self.preset().and_then(|preset| preset.rejected())
     }
 
     /// [`HttpError::from_refused`].
