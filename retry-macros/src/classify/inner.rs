@@ -18,7 +18,7 @@ pub(super) fn inner(shape: &Shape, private: &TokenStream, cases: &[Case<'_>]) ->
                 let binding = hint::binding(&field.member);
                 Some(Arm {
                     body: quote_spanned! {ty.span()=>
-                        #private::Option::Some(#binding as &dyn #private::Classify)
+                        #private::Option::Some(<#ty as #private::Classify>::__as_dyn_classify(#binding))
                     },
                     bindings: vec![field.member.clone()],
                 })

@@ -234,6 +234,18 @@ pub trait Classify {
         None
     }
 
+    /// Not a stable API: `self` as a `dyn Classify`, for the `inner` that
+    /// `#[derive(Classify)]` writes. A path through the trait, so a field
+    /// that is not `Classify` gets the one error every forwarded method
+    /// gets, not a second one for a cast.
+    #[doc(hidden)]
+    fn __as_dyn_classify(&self) -> &dyn Classify
+    where
+        Self: Sized,
+    {
+        self
+    }
+
     /// How to make this error from a guard's refusal of a call's first
     /// attempt, when there is no attempt's error to return (see
     /// [`Refused`](crate::Refused)): `Some(make)` and the call returns
