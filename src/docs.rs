@@ -10,6 +10,7 @@
 //! | [`safety`] | a retry never makes things worse: timeouts and deadlines, idempotency keys, `check`, `fallback`, calls that are not idempotent, budgets, guards, nested retries, `Failure<E>`, per-variant limits |
 //! | [`http`] | status codes, `Retry-After`, `x-should-retry`, providers' error bodies, server-sent events |
 //! | [`streams`] | retrying a stream: before and after its first item, resuming, timers, what it costs |
+//! | [`routes`] | a request sent on to the next model, deployment or provider: `Route`, the rule per error, one deadline |
 //! | [`fleets`] | callers of one provider act as one: `Cooldown`, `Throttle`, `Breaker`, and the fleet simulation |
 //! | [`config`] | policies from TOML, JSON or the environment, and `#[retry(policy = "name")]` (feature `config`) |
 //! | [`errors`] | errors from other crates: wrapping them, `#[classify(with = path)]` |
@@ -56,6 +57,9 @@ pub mod streams {}
 #[doc = ""]
 #[doc = include_str!("../docs/fleet-penalty.svg")]
 pub mod fleets {}
+
+#[doc = include_str!("../docs/routes.md")]
+pub mod routes {}
 
 #[doc = include_str!("../docs/config.md")]
 pub mod config {}

@@ -80,6 +80,7 @@ mod guard;
 mod http;
 mod observe;
 mod policy;
+pub mod route;
 pub mod stats;
 mod stop;
 /// Not a stable API: the registry of named policies that

@@ -1,0 +1,216 @@
+//! [`Route::call`]: the targets in order, each through its own policy,
+//! until one serves or the rules stop the route.
+use std::cell::Cell;
+use std::future::Future;
+use std::time::Duration;
+
+use super::outcome::{RouteFailure, RouteStop, Routed, TargetError, Tried};
+use super::{Route, Then};
+use crate::{Classify, Elapsed, ErrorClass, Failure, Limits, Refused};
+
+/// A target's error as its policy sees it: the call's own, its silence,
+/// or a guard's refusal (so an open breaker stops the call without an
+/// attempt, whatever the call's error type).
+#[derive(Debug)]
+enum Hop<E> {
+    Answer(E),
+    Silent(Elapsed),
+    Refused(Refused),
+}
+
+impl<E: Classify> Classify for Hop<E> {
+    fn classify(&self) -> ErrorClass {
+        match self {
+            Self::Answer(error) => error.classify(),
+            // Counted against the target (its breaker hears it) ...
+            Self::Silent(_) => ErrorClass::Transient,
+            Self::Refused(refused) => refused.classify(),
+        }
+    }
+
+    fn limits(&self) -> Limits {
+        match self {
+            // ... but not retried there: the route moves on.
+            Self::Silent(_) => Limits::NONE.max(1),
+            _ => self.inner().map_or(Limits::NONE, Classify::limits),
+        }
+    }
+
+    fn inner(&self) -> Option<&dyn Classify> {
+        Some(match self {
+            Self::Answer(error) => error,
+            Self::Silent(elapsed) => elapsed,
+            Self::Refused(refused) => refused,
+        })
+    }
+
+    fn refused() -> Option<fn(Refused) -> Self> {
+        Some(Self::Refused)
+    }
+}
+
+impl<D> Route<D> {
+    /// Sends the request to the route's targets in order: `op` makes one
+    /// attempt at the target it is given, the target's policy retries it
+    /// there, and when the policy gives up the route's
+    /// [`Rules`](super::Rules) say whether to try the next target or
+    /// stop. Returns the first answer, with the target that served and
+    /// the targets tried before it.
+    ///
+    /// One deadline for the whole route ([`RouteBuilder::deadline`](super::RouteBuilder::deadline)):
+    /// each target's policy gets what is left of it, and the route never
+    /// starts a target past it. A target whose breaker is open is
+    /// skipped without an attempt; one that does not answer within its
+    /// [`silence`](super::Target::silence) limit is left after that one
+    /// attempt.
+    ///
+    /// # Errors
+    ///
+    /// A [`RouteFailure`] when no target served: each target's attempts,
+    /// stop reason and last error, and why the route stopped.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime with the time driver, when a target has a
+    /// silence limit, a deadline or a backoff to sleep.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// use std::io;
+    /// use tenacious::route::{Route, Target};
+    /// use tenacious::Policy;
+    ///
+    /// let route = Route::builder("docs-chat")
+    ///     .target(Target::new("docs-primary", "down").policy(Policy::new().max(2)))
+    ///     .target(Target::new("docs-fallback", "up"))
+    ///     .build()
+    ///     .unwrap();
+    /// // The attempt may borrow its target (its data: a client, a URL).
+    /// let answer = route
+    ///     .call(|target| async move {
+    ///         match *target.data() {
+    ///             "up" => Ok(format!("hello from {}", target.name())),
+    ///             _ => Err(io::Error::from(io::ErrorKind::ConnectionReset)),
+    ///         }
+    ///     })
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(answer.value, "hello from docs-fallback");
+    /// assert_eq!(answer.tried()[0].attempts(), 2);
+    /// # }
+    /// ```
+    pub async fn call<'r, T, E, F, Fut>(
+        &'r self,
+        mut op: F,
+    ) -> Result<Routed<T, E>, RouteFailure<E>>
+    where
+        E: Classify,
+        F: FnMut(&'r super::Target<D>) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        // The clock is read only for a deadline.
+        let start = self.deadline.map(|_| tokio::time::Instant::now());
+        let elapsed = || start.map_or(Duration::ZERO, |start| start.elapsed());
+        let mut tried: Vec<Tried<E>> = Vec::new();
+        // After a "too long for its context": the window to beat.
+        let mut larger_than: Option<u64> = None;
+        let fail = |tried, stop| RouteFailure { tried, stop };
+        for (index, target) in self.targets.iter().enumerate() {
+            if let Some(window) = larger_than
+                && target.get_context().is_none_or(|context| context <= window)
+            {
+                tried.push(Tried {
+                    target: target.static_name(),
+                    index,
+                    attempts: 0,
+                    stop: crate::StopReason::NotRetryable,
+                    then: Then::Next,
+                    error: TargetError::Skipped,
+                });
+                continue;
+            }
+            let left = match self.deadline {
+                Some(deadline) => match deadline.checked_sub(elapsed()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => return Err(fail(tried, RouteStop::Deadline)),
+                },
+                None => None,
+            };
+            // A copy only to cut its deadline to the route's.
+            let cut;
+            let policy = match left {
+                Some(left) => {
+                    let own = target.get_policy();
+                    cut = own.deadline(own.get_deadline().map_or(left, |own| own.min(left)));
+                    &cut
+                }
+                None => target.get_policy(),
+            };
+            let silence = match (target.get_silence(), left) {
+                (Some(limit), Some(left)) => Some((limit.min(left), limit <= left)),
+                (Some(limit), None) => Some((limit, true)),
+                (None, Some(left)) => Some((left, false)),
+                (None, None) => None,
+            };
+            let attempts = Cell::new(0_u32);
+            let result: Result<T, Failure<Hop<E>>> = policy
+                .retry_failure(|| {
+                    attempts.set(attempts.get().saturating_add(1));
+                    let attempt = op(target);
+                    async move {
+                        match silence {
+                            None => attempt.await.map_err(Hop::Answer),
+                            Some((limit, _)) => match tokio::time::timeout(limit, attempt).await {
+                                Ok(result) => result.map_err(Hop::Answer),
+                                Err(_) => Err(Hop::Silent(Elapsed::new(limit))),
+                            },
+                        }
+                    }
+                })
+                .await;
+            let failure = match result {
+                Ok(value) => {
+                    return Ok(Routed {
+                        value,
+                        served_by: target.static_name(),
+                        index,
+                        attempts: attempts.get(),
+                        tried,
+                    });
+                }
+                Err(failure) => failure,
+            };
+            let stop = failure.stop_reason();
+            let last = failure.into_inner();
+            let deadline_spent = self.deadline.is_some_and(|deadline| elapsed() >= deadline);
+            // A silence cut short by the route's deadline is the deadline's.
+            let silent = matches!(last, Hop::Silent(_)) && silence.is_some_and(|(_, own)| own);
+            let then = if deadline_spent {
+                Then::Stop
+            } else {
+                self.rules
+                    .decide(stop, last.classify(), last.rejected(), silent)
+            };
+            tried.push(Tried {
+                target: target.static_name(),
+                index,
+                attempts: attempts.get(),
+                stop,
+                then,
+                error: match last {
+                    Hop::Answer(error) => TargetError::Answer(error),
+                    Hop::Silent(elapsed) => TargetError::Silent(elapsed),
+                    Hop::Refused(refused) => TargetError::Refused(refused),
+                },
+            });
+            match then {
+                Then::Stop if deadline_spent => return Err(fail(tried, RouteStop::Deadline)),
+                Then::Stop => return Err(fail(tried, RouteStop::Stopped)),
+                Then::Larger => larger_than = Some(target.get_context().unwrap_or(0)),
+                Then::Next => {}
+            }
+        }
+        Err(fail(tried, RouteStop::NoTargetLeft))
+    }
+}

@@ -1,0 +1,203 @@
+//! [`Target`]: one model, deployment or provider of a route.
+use std::time::Duration;
+
+use super::table::{self, Guards, RouteError, Slot};
+use crate::stats::CallStats;
+use crate::{Breaker, Cooldown, Policy, Throttle};
+
+/// One model, deployment or provider a [`Route`](super::Route) may send a
+/// request to: a name, what the call needs to reach it (`data`: a model
+/// id, a base URL, a client), its own [`Policy`] for retrying it, its own
+/// guards and its context window.
+///
+/// Defaults: `Policy::new()` (3 attempts, base 200ms, full jitter), no
+/// guards, no context window declared, no silence limit but the policy's
+/// `timeout`.
+///
+/// The guards are given by value: no `static` to declare. They belong to
+/// the target's *name*, not to one route: every target of one name, in
+/// any route of the process, shares them, so a model's breaker sees every
+/// call to the model (a route rebuilt from a reloaded config keeps the
+/// breaker's state, and a per-request route is not a fresh breaker that
+/// never opens). Two targets of one name must give the same guards and
+/// settings; [`Route::build`](super::RouteBuilder::build) refuses
+/// another. The target's statistics are a record named after it in
+/// [`snapshot`](crate::stats::snapshot), and its guards' rows carry its
+/// name.
+///
+/// ```
+/// use std::time::Duration;
+/// use tenacious::route::Target;
+/// use tenacious::{Breaker, Policy};
+///
+/// let primary = Target::new("gpt-4o", "https://api.openai.com/v1")
+///     .policy(Policy::new().max(2))
+///     .breaker(Breaker::new().open_for(Duration::from_secs(10)))
+///     .context(128_000);
+/// assert_eq!(primary.name(), "gpt-4o");
+/// assert_eq!(*primary.data(), "https://api.openai.com/v1");
+/// assert_eq!(primary.get_context(), Some(128_000));
+/// ```
+#[derive(Debug)]
+pub struct Target<D> {
+    name: String,
+    data: D,
+    policy: Policy,
+    context: Option<u64>,
+    silence: Option<Duration>,
+    /// Given by value until the route is built, then in the slot.
+    guards: Guards,
+    slot: Option<&'static Slot>,
+}
+
+impl<D> Target<D> {
+    /// A target called `name` (a model or deployment: what results,
+    /// statistics and observations call it), reached with `data`.
+    #[must_use]
+    pub fn new(name: impl Into<String>, data: D) -> Self {
+        Self {
+            name: name.into(),
+            data,
+            policy: Policy::new(),
+            context: None,
+            silence: None,
+            guards: Guards::default(),
+            slot: None,
+        }
+    }
+
+    /// How the route retries this target before it moves on: its
+    /// attempts, backoff and classes. Its guards and statistics record
+    /// are the target's own (set here they are replaced); its deadline is
+    /// cut to what is left of the route's.
+    #[must_use]
+    pub const fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The target's circuit breaker: while it is open the route skips the
+    /// target without an attempt; its half-open probes are the route's
+    /// calls, so traffic comes back within its `open_for`.
+    #[must_use]
+    pub fn breaker(mut self, breaker: Breaker) -> Self {
+        self.guards.breaker = Some(breaker);
+        self
+    }
+
+    /// The target's cooldown: one call's 429 with a server hint holds
+    /// every call to the target; a wait longer than the policy's
+    /// `max_retry_after` moves the route on.
+    #[must_use]
+    pub fn cooldown(mut self, cooldown: Cooldown) -> Self {
+        self.guards.cooldown = Some(cooldown);
+        self
+    }
+
+    /// The target's throttle: its calls paced to the provider's rate.
+    #[must_use]
+    pub fn throttle(mut self, throttle: Throttle) -> Self {
+        self.guards.throttle = Some(throttle);
+        self
+    }
+
+    /// The target's context window, in tokens: after a target answers
+    /// that the request is too long for it
+    /// ([`Reject::ContextLength`](crate::Reject::ContextLength)), the
+    /// route goes to the next target that declares a larger one.
+    #[must_use]
+    pub const fn context(mut self, tokens: u64) -> Self {
+        self.context = Some(tokens);
+        self
+    }
+
+    /// How long an attempt may go without an answer before the target is
+    /// taken for silent: the route leaves it after that one attempt,
+    /// rather than retrying a target that does not answer. Default: the
+    /// policy's [`timeout`](Policy::timeout), else none.
+    #[must_use]
+    pub const fn silence(mut self, limit: Duration) -> Self {
+        self.silence = Some(limit);
+        self
+    }
+
+    /// The target's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        match self.slot {
+            Some(slot) => slot.name,
+            None => &self.name,
+        }
+    }
+
+    /// The name, kept for the life of the process once the route is
+    /// built (results carry it without a copy).
+    pub(super) fn static_name(&self) -> &'static str {
+        self.slot.map_or("", |slot| slot.name)
+    }
+
+    /// What the call needs to reach the target.
+    #[must_use]
+    pub const fn data(&self) -> &D {
+        &self.data
+    }
+
+    /// The target's policy, with its guards and statistics once its
+    /// route is built.
+    #[must_use]
+    pub const fn get_policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The context window declared, if any.
+    #[must_use]
+    pub const fn get_context(&self) -> Option<u64> {
+        self.context
+    }
+
+    /// The silence limit: the one set, else the policy's timeout.
+    #[must_use]
+    pub const fn get_silence(&self) -> Option<Duration> {
+        match self.silence {
+            Some(limit) => Some(limit),
+            None => self.policy.get_timeout(),
+        }
+    }
+
+    /// The target's statistics record, once its route is built.
+    #[must_use]
+    pub fn stats(&self) -> Option<&'static CallStats> {
+        self.slot.map(|slot| &slot.stats)
+    }
+
+    /// The target's breaker, once its route is built, if it has one.
+    #[must_use]
+    pub fn get_breaker(&self) -> Option<&'static Breaker> {
+        self.slot.and_then(|slot| slot.breaker.as_ref())
+    }
+
+    /// Puts the target's guards in its name's slot and points its policy
+    /// at them, its statistics and the route's `budget`.
+    pub(super) fn bind(
+        &mut self,
+        budget: Option<&'static crate::RetryBudget>,
+    ) -> Result<(), RouteError> {
+        let slot = table::target(&self.name, std::mem::take(&mut self.guards))?;
+        let mut policy = self.policy.stats(&slot.stats);
+        if let Some(breaker) = &slot.breaker {
+            policy = policy.breaker(breaker);
+        }
+        if let Some(cooldown) = &slot.cooldown {
+            policy = policy.cooldown(cooldown);
+        }
+        if let Some(throttle) = &slot.throttle {
+            policy = policy.throttle(throttle);
+        }
+        if let Some(budget) = budget {
+            policy = policy.budget(budget);
+        }
+        self.policy = policy;
+        self.slot = Some(slot);
+        Ok(())
+    }
+}
