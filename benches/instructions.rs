@@ -214,7 +214,7 @@ where
     });
 }
 
-const VARIANTS: [&str; 30] = [
+const VARIANTS: [&str; 31] = [
     "plain",
     "retry",
     "retry-unrecorded",
@@ -245,6 +245,7 @@ const VARIANTS: [&str; 30] = [
     "stream-resume",
     "tower-plain",
     "tower",
+    "route",
 ];
 
 fn main() {
@@ -277,6 +278,18 @@ fn main() {
             let args = black_box(ARGS);
             POLICY.retry(move || plain(args))
         }),
+        "route" => {
+            // One target, the same policy: what the route adds to a call.
+            let route = tenacious::route::Route::builder("bench")
+                .target(tenacious::route::Target::new("bench-target", ()).policy(POLICY))
+                .build()
+                .expect("a route of one target");
+            let route = &route;
+            run_async(calls, move || {
+                let args = black_box(ARGS);
+                route.call(move |_| plain(args))
+            });
+        }
         "backon" => run_async(calls, || {
             let args = black_box(ARGS);
             (move || plain(args))

@@ -16,7 +16,9 @@
 # from the same source read raw (`stream-raw`; `stream-raw-ids` for
 # `stream-resume`, whose items have ids): the wrapper's cost per item.
 # The `tower` variant's is from `tower-plain`, the same service called
-# without the retry layer.
+# without the retry layer. The `route` variant is the `policy` call sent
+# through a route of one target (with its own statistics record): what a
+# route adds.
 #
 # Usage: scripts/instructions.sh [VARIANT ...]   (default: all of them)
 # Environment: CALLS (10000); FEATURES, tenacious's features to build with
@@ -41,7 +43,7 @@ if [ ${#variants[@]} -eq 0 ]; then
     loop-two policy-two backon-two tokio-retry2-two
     loop-two-sync policy-two-sync backon-two-sync
     stream-raw stream stream-timers stream-raw-ids stream-resume
-    tower-plain tower)
+    tower-plain tower route)
 fi
 
 # Total instructions of a run of variant $1 making $2 calls.
