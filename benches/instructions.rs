@@ -214,7 +214,7 @@ where
     });
 }
 
-const VARIANTS: [&str; 31] = [
+const VARIANTS: [&str; 32] = [
     "plain",
     "retry",
     "retry-unrecorded",
@@ -246,6 +246,7 @@ const VARIANTS: [&str; 31] = [
     "tower-plain",
     "tower",
     "route",
+    "policy-failure",
 ];
 
 fn main() {
@@ -278,6 +279,16 @@ fn main() {
             let args = black_box(ARGS);
             POLICY.retry(move || plain(args))
         }),
+        "policy-failure" => {
+            // What a route's target runs: `retry_failure`, with a record.
+            static RECORD: tenacious::stats::CallStats =
+                tenacious::stats::CallStats::new("bench-failure");
+            const COUNTED: tenacious::Policy = POLICY.stats(&RECORD);
+            run_async(calls, || {
+                let args = black_box(ARGS);
+                COUNTED.retry_failure(move || plain(args))
+            });
+        }
         "route" => {
             // One target, the same policy: what the route adds to a call.
             let route = tenacious::route::Route::builder("bench")
