@@ -15,7 +15,7 @@ use crate::{Classify, Elapsed, ErrorClass, Failure, Limits, Refused};
 enum Hop<E> {
     Answer(E),
     Silent(Elapsed),
-    Refused(Refused),
+    Guard(Refused),
 }
 
 impl<E: Classify> Classify for Hop<E> {
@@ -24,7 +24,7 @@ impl<E: Classify> Classify for Hop<E> {
             Self::Answer(error) => error.classify(),
             // Counted against the target (its breaker hears it) ...
             Self::Silent(_) => ErrorClass::Transient,
-            Self::Refused(refused) => refused.classify(),
+            Self::Guard(refused) => refused.classify(),
         }
     }
 
@@ -40,12 +40,12 @@ impl<E: Classify> Classify for Hop<E> {
         Some(match self {
             Self::Answer(error) => error,
             Self::Silent(elapsed) => elapsed,
-            Self::Refused(refused) => refused,
+            Self::Guard(refused) => refused,
         })
     }
 
     fn refused() -> Option<fn(Refused) -> Self> {
-        Some(Self::Refused)
+        Some(Self::Guard)
     }
 }
 
@@ -201,7 +201,7 @@ impl<D> Route<D> {
                 error: match last {
                     Hop::Answer(error) => TargetError::Answer(error),
                     Hop::Silent(elapsed) => TargetError::Silent(elapsed),
-                    Hop::Refused(refused) => TargetError::Refused(refused),
+                    Hop::Guard(refused) => TargetError::GuardRefused(refused),
                 },
             });
             match then {

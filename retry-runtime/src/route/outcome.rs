@@ -133,7 +133,7 @@ pub enum TargetError<E> {
     Silent(Elapsed),
     /// A guard of the target refused the call before an attempt (an open
     /// breaker, a cooldown longer than the policy waits).
-    Refused(Refused),
+    GuardRefused(Refused),
     /// The route skipped the target: its context window is not larger
     /// than the one the request was too long for.
     Skipped,
@@ -155,7 +155,7 @@ impl<E: fmt::Display> fmt::Display for TargetError<E> {
         match self {
             Self::Answer(error) => error.fmt(f),
             Self::Silent(elapsed) => write!(f, "silent: {elapsed}"),
-            Self::Refused(refused) => refused.fmt(f),
+            Self::GuardRefused(refused) => refused.fmt(f),
             Self::Skipped => f.write_str("skipped: its context window is not larger"),
         }
     }
@@ -181,7 +181,7 @@ impl<E: Classify> Classify for TargetError<E> {
         match self {
             Self::Answer(error) => Some(error),
             Self::Silent(elapsed) => Some(elapsed),
-            Self::Refused(refused) => Some(refused),
+            Self::GuardRefused(refused) => Some(refused),
             Self::Skipped => None,
         }
     }
