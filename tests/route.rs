@@ -191,7 +191,10 @@ async fn an_open_breaker_skips_its_target_without_an_attempt_and_traffic_returns
     assert_eq!(primary_calls.get(), before, "an open breaker: no attempt");
     assert_eq!(answer.tried()[0].stop_reason(), StopReason::CircuitOpen);
     assert_eq!(answer.tried()[0].attempts(), 0);
-    assert!(matches!(answer.tried()[0].error(), TargetError::GuardRefused(_)));
+    assert!(matches!(
+        answer.tried()[0].error(),
+        TargetError::GuardRefused(_)
+    ));
     // The primary recovers: after open_for its probe is a routed call,
     // and traffic is back on it.
     primary_up.set(true);
