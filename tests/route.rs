@@ -378,3 +378,36 @@ async fn one_budget_over_the_route_pays_every_target_s_retries() {
     assert_eq!(failure.tried()[1].stop_reason(), StopReason::Budget);
     assert_eq!(failure.reason(), RouteStop::NoTargetLeft);
 }
+
+#[tokio::test(start_paused = true)]
+async fn hostile_limits_never_hang_a_route() {
+    // A zero silence leaves every target at once; a deadline of
+    // `Duration::MAX` is no deadline.
+    let route = Route::builder("hostile")
+        .target(Target::new("hostile-a", ()).silence(Duration::ZERO))
+        .target(Target::new("hostile-b", ()).silence(Duration::ZERO))
+        .deadline(Duration::MAX)
+        .build()
+        .unwrap();
+    let calls = Cell::new(0);
+    let start = Instant::now();
+    let failure = route
+        .call(|_| {
+            calls.set(calls.get() + 1);
+            async {
+                std::future::pending::<()>().await;
+                Ok::<(), io::Error>(())
+            }
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(start.elapsed(), Duration::ZERO);
+    assert_eq!(calls.get(), 2);
+    assert_eq!(failure.reason(), RouteStop::NoTargetLeft);
+    assert!(
+        failure
+            .tried()
+            .iter()
+            .all(|tried| matches!(tried.error(), TargetError::Silent(_)))
+    );
+}

@@ -114,7 +114,8 @@ impl<D> Target<D> {
     /// How long an attempt may go without an answer before the target is
     /// taken for silent: the route leaves it after that one attempt,
     /// rather than retrying a target that does not answer. Default: the
-    /// policy's [`timeout`](Policy::timeout), else none.
+    /// policy's [`timeout`](Policy::timeout), else none. Zero leaves the
+    /// target at once, before its first answer can come.
     #[must_use]
     pub const fn silence(mut self, limit: Duration) -> Self {
         self.silence = Some(limit);
