@@ -214,6 +214,10 @@ async fn a_resumed_attempt_that_ends_before_catching_up_with_no_retry_left_ends_
     assert_eq!(failure.stop_reason(), StopReason::Exhausted);
     assert_eq!(failure.attempts().len(), 2);
     assert_eq!(failure.attempts()[1].variant, "Stalled");
+    // Where a re-issued call picks up: 10 items, the last id 10.
+    assert_eq!(failure.last_event_id(), Some("10"));
+    let point = tenacious::stream::ResumePoint::after(&failure);
+    assert_eq!((point.delivered(), point.last_event_id()), (10, Some("10")));
 }
 
 #[tokio::test(start_paused = true)]

@@ -59,6 +59,8 @@ pub struct Failure<E> {
     stop: StopReason,
     /// Items a retried stream had delivered when it failed.
     delivered: u64,
+    /// The id of the last of them that had one (a stream with resume).
+    last_event_id: Option<Box<str>>,
     /// When a guard's refusal stopped the call: how long until that guard
     /// would admit again.
     retry_in: Option<Duration>,
@@ -96,6 +98,23 @@ impl<E> Failure<E> {
     #[must_use]
     pub const fn delivered(&self) -> u64 {
         self.delivered
+    }
+
+    /// The id of the last delivered item that had one, for a retried
+    /// stream with [`resume`](crate::Policy::resume): with
+    /// [`delivered`](Failure::delivered), where a re-issued call picks
+    /// up ([`ResumePoint::after`](crate::stream::ResumePoint::after)).
+    /// `None` for a call, and for a stream without resume or whose items
+    /// have no ids.
+    #[must_use]
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_event_id.as_deref()
+    }
+
+    /// With the id of the last delivered item.
+    pub(crate) fn with_last_event_id(mut self, id: Option<&str>) -> Self {
+        self.last_event_id = id.map(Box::from);
+        self
     }
 
     /// Which limit of attempts stopped the call, when it was the last
@@ -286,6 +305,7 @@ fn refused_failure<E: Classify>(refused: crate::Refused) -> Failure<E> {
         attempts: Vec::new(),
         stop: refused.reason(),
         delivered: 0,
+        last_event_id: None,
         retry_in: refused.retry_in(),
         last: make(refused),
     }
@@ -333,6 +353,7 @@ impl Provenance {
             attempts: self.0,
             stop,
             delivered,
+            last_event_id: None,
             retry_in: None,
             last,
         }

@@ -426,7 +426,12 @@ pub(super) fn end<O, S, T, E: Classify>(
         observe::stream_partial(stats, delivered, reason);
     }
     let retry_in = this.polled.engine().retry_in();
-    std::mem::take(this.provenance)
+    let failure = std::mem::take(this.provenance)
         .into_stream_failure(reason, delivered, error)
-        .with_retry_in(retry_in)
+        .with_retry_in(retry_in);
+    if *this.has_last {
+        failure.with_last_event_id(Some(this.last_id))
+    } else {
+        failure
+    }
 }

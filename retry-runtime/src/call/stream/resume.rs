@@ -47,6 +47,39 @@ impl ResumePoint {
         }
     }
 
+    /// Where a new call continues a stream that failed: after the
+    /// `failure`'s delivered items and its last event id (see
+    /// [`Failure::last_event_id`](crate::Failure::last_event_id)). What an
+    /// opener reconnects from when the stream is re-issued — by another
+    /// call, another process, another target — rather than resumed by the
+    /// policy that delivered them.
+    ///
+    /// ```
+    /// use tenacious::stream::ResumePoint;
+    ///
+    /// let point = ResumePoint::start().delivered_through(40, Some("41"));
+    /// assert_eq!((point.delivered(), point.last_event_id()), (40, Some("41")));
+    /// assert!(!point.is_start());
+    /// ```
+    #[must_use]
+    pub fn after<E>(failure: &crate::Failure<E>) -> Self {
+        Self {
+            delivered: failure.delivered(),
+            last_event_id: failure.last_event_id().map(str::to_owned),
+        }
+    }
+
+    /// This point moved to `delivered` items, the last with id
+    /// `last_event_id`: a resume point built by hand, for a call that
+    /// kept its own count (a stream re-issued from a journal).
+    #[must_use]
+    pub fn delivered_through(self, delivered: u64, last_event_id: Option<&str>) -> Self {
+        Self {
+            delivered,
+            last_event_id: last_event_id.map(str::to_owned),
+        }
+    }
+
     /// Items the consumer has from the attempts before.
     #[must_use]
     pub const fn delivered(&self) -> u64 {
