@@ -411,3 +411,76 @@ async fn hostile_limits_never_hang_a_route() {
             .all(|tried| matches!(tried.error(), TargetError::Silent(_)))
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_learnt_silence_leaves_a_quick_target_after_seconds_and_never_cuts_a_slow_steady_one() {
+    let route = Route::builder("learnt")
+        .target(
+            Target::new("learnt-quick", Duration::from_millis(800))
+                .silence(Duration::from_secs(30))
+                .learn_silence(Duration::from_millis(500)),
+        )
+        .target(Target::new("learnt-fallback", Duration::ZERO))
+        .build()
+        .unwrap();
+    let hang = &Cell::new(false);
+    let call = |n: u32| {
+        route.call(move |target| {
+            let usual = *target.data();
+            let hangs = hang.get() && target.name() == "learnt-quick";
+            async move {
+                if hangs {
+                    std::future::pending::<()>().await;
+                }
+                // 0.8 s ± 0.2 s
+                let jitter = if n.is_multiple_of(2) { 200 } else { 0 };
+                tokio::time::sleep(
+                    (usual + Duration::from_millis(100))
+                        .saturating_sub(Duration::from_millis(jitter)),
+                )
+                .await;
+                Ok::<_, io::Error>(n)
+            }
+        })
+    };
+    for n in 0..20 {
+        assert_eq!(call(n).await.unwrap().served_by(), "learnt-quick");
+    }
+    let quick = &route.targets()[0];
+    let smoothed = quick.smoothed_answer().unwrap();
+    assert!(
+        smoothed > Duration::from_millis(600) && smoothed < Duration::from_secs(1),
+        "{smoothed:?}"
+    );
+    // Now it goes silent: left after a second or two, not 30.
+    hang.set(true);
+    let start = Instant::now();
+    let answer = call(99).await.unwrap();
+    assert_eq!(answer.served_by(), "learnt-fallback");
+    let left_after = start.elapsed();
+    assert!(
+        left_after >= Duration::from_millis(900) && left_after <= Duration::from_secs(3),
+        "left after {left_after:?}"
+    );
+
+    // A slow but steady target (5 s each time) is never cut.
+    let slow = Route::builder("learnt-slow")
+        .target(
+            Target::new("learnt-steady", ())
+                .silence(Duration::from_secs(30))
+                .learn_silence(Duration::from_millis(500)),
+        )
+        .target(Target::new("learnt-other", ()))
+        .build()
+        .unwrap();
+    for _ in 0..20 {
+        let answer = slow
+            .call(|_| async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Ok::<_, io::Error>(())
+            })
+            .await
+            .unwrap();
+        assert_eq!(answer.served_by(), "learnt-steady");
+    }
+}

@@ -147,7 +147,7 @@ impl<D> Route<D> {
                 }
                 None => target.get_policy(),
             };
-            let silence = match (target.get_silence(), left) {
+            let silence = match (target.silence_now(), left) {
                 (Some(limit), Some(left)) => Some((limit.min(left), limit <= left)),
                 (Some(limit), None) => Some((limit, true)),
                 (None, Some(left)) => Some((left, false)),
@@ -158,14 +158,21 @@ impl<D> Route<D> {
                 .retry_failure(|| {
                     attempts.set(attempts.get().saturating_add(1));
                     let attempt = op(target);
+                    let learns = target.learns();
                     async move {
-                        match silence {
+                        // Only a target that learns its silence is timed.
+                        let started = learns.then(tokio::time::Instant::now);
+                        let result = match silence {
                             None => attempt.await.map_err(Hop::Answer),
                             Some((limit, _)) => match tokio::time::timeout(limit, attempt).await {
                                 Ok(result) => result.map_err(Hop::Answer),
                                 Err(_) => Err(Hop::Silent(Elapsed::new(limit))),
                             },
+                        };
+                        if let (Some(started), Ok(_)) = (started, &result) {
+                            target.answered(started.elapsed());
                         }
+                        result
                     }
                 })
                 .await;

@@ -51,6 +51,7 @@
 //! ```
 mod call;
 mod outcome;
+mod rto;
 mod rules;
 mod table;
 mod target;

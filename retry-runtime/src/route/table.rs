@@ -63,6 +63,8 @@ pub(super) struct Slot {
     pub(super) cooldown: Option<Cooldown>,
     pub(super) throttle: Option<Throttle>,
     pub(super) stats: CallStats,
+    /// What the target's answers have taught of its answer time.
+    pub(super) rto: Mutex<Option<super::rto::Rto>>,
     settings: String,
 }
 
@@ -132,6 +134,7 @@ pub(super) fn target(name: &str, guards: Guards) -> Result<&'static Slot, RouteE
         cooldown: guards.cooldown.map(|c| c.name(leaked)),
         throttle: guards.throttle.map(|t| t.name(leaked)),
         stats: CallStats::new(leaked),
+        rto: Mutex::new(None),
         settings,
     }));
     table.insert(name.to_owned(), slot);

@@ -45,6 +45,8 @@ pub struct Target<D> {
     policy: Policy,
     context: Option<u64>,
     silence: Option<Duration>,
+    /// The floor of a silence limit learnt from the target's answers.
+    learn: Option<Duration>,
     /// Given by value until the route is built, then in the slot.
     guards: Guards,
     slot: Option<&'static Slot>,
@@ -61,6 +63,7 @@ impl<D> Target<D> {
             policy: Policy::new(),
             context: None,
             silence: None,
+            learn: None,
             guards: Guards::default(),
             slot: None,
         }
@@ -122,6 +125,82 @@ impl<D> Target<D> {
         self
     }
 
+    /// Learns the silence limit from the target's answers, as TCP learns
+    /// its retransmission timeout (RFC 6298): the smoothed time of its
+    /// recent successful attempts plus four times their variation, at
+    /// least `floor`, at most the [`silence`](Target::silence) limit
+    /// written (or the policy's `timeout`). A target that usually answers
+    /// in 800 ms is left after a second or two of silence rather than the
+    /// 30 s written for its worst case; a slow but steady one is not cut,
+    /// as its own answers set the limit. Until it has answered once, the
+    /// written limit holds. The estimate belongs to the target's name,
+    /// as its guards do.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::route::Target;
+    ///
+    /// let target = Target::new("gpt-4o-mini", ())
+    ///     .silence(Duration::from_secs(30))
+    ///     .learn_silence(Duration::from_secs(1));
+    /// // Nothing heard yet: the written limit.
+    /// assert_eq!(target.get_silence(), Some(Duration::from_secs(30)));
+    /// ```
+    #[must_use]
+    pub const fn learn_silence(mut self, floor: Duration) -> Self {
+        self.learn = Some(floor);
+        self
+    }
+
+    /// The target's smoothed answer time, once its route is built and it
+    /// has answered (with [`learn_silence`](Target::learn_silence)).
+    #[must_use]
+    pub fn smoothed_answer(&self) -> Option<Duration> {
+        let slot = self.slot?;
+        let rto = slot
+            .rto
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        rto.as_ref().map(super::rto::Rto::smoothed)
+    }
+
+    /// The silence limit now: the learnt one within its floor and the
+    /// written limit, else the written one.
+    pub(super) fn silence_now(&self) -> Option<Duration> {
+        let written = self.get_silence();
+        let (Some(floor), Some(slot)) = (self.learn, self.slot) else {
+            return written;
+        };
+        let rto = slot
+            .rto
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match rto.as_ref() {
+            Some(rto) => Some(rto.limit(floor, written)),
+            None => written,
+        }
+    }
+
+    /// Whether the target learns its silence limit (and so its answers
+    /// are timed).
+    pub(super) const fn learns(&self) -> bool {
+        self.learn.is_some()
+    }
+
+    /// A successful attempt answered in `took`.
+    pub(super) fn answered(&self, took: Duration) {
+        if let Some(slot) = self.slot {
+            let mut rto = slot
+                .rto
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match rto.as_mut() {
+                Some(rto) => rto.update(took),
+                None => *rto = Some(super::rto::Rto::first(took)),
+            }
+        }
+    }
+
     /// The target's name.
     #[must_use]
     pub fn name(&self) -> &str {
@@ -156,7 +235,8 @@ impl<D> Target<D> {
         self.context
     }
 
-    /// The silence limit: the one set, else the policy's timeout.
+    /// The silence limit written: the one set, else the policy's timeout
+    /// (a target that [learns](Target::learn_silence) it may leave sooner).
     #[must_use]
     pub const fn get_silence(&self) -> Option<Duration> {
         match self.silence {
