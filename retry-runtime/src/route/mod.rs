@@ -164,8 +164,10 @@ impl<D> RouteBuilder<D> {
     }
 
     /// One retry budget over the whole route: every target's retries
-    /// draw from it. Shared by every route of this name (like a target's
-    /// guards). Default: none.
+    /// draw from it. Shared by every route of this name, as a target's
+    /// guards are by the target's: the first route built with the name
+    /// sets its capacity, and a later one shares that bucket (its own
+    /// capacity is not read). Default: none.
     #[must_use]
     pub const fn budget(mut self, budget: RetryBudget) -> Self {
         self.budget = Some(budget);
