@@ -55,7 +55,7 @@ impl GiveUpLevels {
         // Read by class instead; kept for `reason(NotRetryable, ..)`.
         by_reason[StopReason::NotRetryable.index()] = Some(Level::INFO);
         let mut not_retryable = [Some(Level::INFO); ErrorClass::ALL.len()];
-        not_retryable[class_index(ErrorClass::Fatal)] = Some(Level::ERROR);
+        not_retryable[ErrorClass::Fatal.index()] = Some(Level::ERROR);
         Self {
             by_reason,
             not_retryable,
@@ -78,7 +78,7 @@ impl GiveUpLevels {
     /// ([`StopReason::NotRetryable`]) at `level` (`None`: no event).
     #[must_use]
     pub const fn not_retryable(mut self, class: ErrorClass, level: Option<Level>) -> Self {
-        self.not_retryable[class_index(class)] = level;
+        self.not_retryable[class.index()] = level;
         self
     }
 
@@ -86,7 +86,7 @@ impl GiveUpLevels {
     #[must_use]
     pub const fn level(&self, reason: StopReason, class: ErrorClass) -> Option<Level> {
         match reason {
-            StopReason::NotRetryable => self.not_retryable[class_index(class)],
+            StopReason::NotRetryable => self.not_retryable[class.index()],
             _ => self.by_reason[reason.index()],
         }
     }
@@ -101,15 +101,6 @@ impl GiveUpLevels {
 impl Default for GiveUpLevels {
     fn default() -> Self {
         Self::DEFAULT
-    }
-}
-
-const fn class_index(class: ErrorClass) -> usize {
-    match class {
-        ErrorClass::Transient => 0,
-        ErrorClass::RateLimited => 1,
-        ErrorClass::Invalid => 2,
-        ErrorClass::Fatal => 3,
     }
 }
 
@@ -153,7 +144,7 @@ mod tests {
     #[test]
     fn the_class_positions_are_error_class_all() {
         for (i, class) in ErrorClass::ALL.iter().enumerate() {
-            assert_eq!(class_index(*class), i);
+            assert_eq!(class.index(), i);
         }
     }
 

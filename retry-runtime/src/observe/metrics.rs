@@ -24,7 +24,7 @@ use std::time::Duration;
 use ::metrics::{Level, Metadata, with_recorder};
 
 use super::FailedAttempt;
-use crate::stats::{CallStats, ErrorKeys, VariantSlot, class_index, limit_index};
+use crate::stats::{CallStats, ErrorKeys, VariantSlot, limit_index};
 use crate::{Limit, StopReason};
 
 static METADATA: Metadata<'static> = Metadata::new("tenacious", Level::INFO, Some(module_path!()));
@@ -39,7 +39,7 @@ fn error_keys(
         Some(slot) => slot
             .metrics
             .keys(stats.name(), failed.class, failed.variant),
-        None => &stats.metrics.keys().other[class_index(failed.class)],
+        None => &stats.metrics.keys().other[failed.class.index()],
     }
 }
 

@@ -70,7 +70,7 @@ impl Rules {
     /// What to do when a target gives up with an error of `class`.
     #[must_use]
     pub const fn on_class(mut self, class: ErrorClass, then: Then) -> Self {
-        self.classes[class_index(class)] = Some(then);
+        self.classes[class.index()] = Some(then);
         self
     }
 
@@ -109,7 +109,7 @@ impl Rules {
         if let Some(then) = self.stops[reason.index()] {
             return then;
         }
-        if let Some(then) = self.classes[class_index(class)] {
+        if let Some(then) = self.classes[class.index()] {
             return then;
         }
         match reason {
@@ -123,14 +123,5 @@ impl Rules {
             },
             _ => Then::Next,
         }
-    }
-}
-
-const fn class_index(class: ErrorClass) -> usize {
-    match class {
-        ErrorClass::Transient => 0,
-        ErrorClass::RateLimited => 1,
-        ErrorClass::Invalid => 2,
-        ErrorClass::Fatal => 3,
     }
 }

@@ -108,7 +108,7 @@ pub use guards::{GuardRecord, GuardStats};
 pub(crate) use metric_keys::ErrorKeys;
 pub use record::CallStats;
 #[cfg(feature = "metrics")]
-pub(crate) use record::{VariantSlot, class_index, limit_index};
+pub(crate) use record::{VariantSlot, limit_index};
 pub use snapshot::{ErrorCount, FnStats, Snapshot};
 
 #[cfg(feature = "tracing")]

@@ -364,7 +364,7 @@ impl CallStats {
                 return Some(slot);
             }
         }
-        self.other[class_index(class)].fetch_add(1, Relaxed);
+        self.other[class.index()].fetch_add(1, Relaxed);
         None
     }
 
@@ -446,16 +446,6 @@ pub(crate) const fn limit_index(limit: Limit) -> Option<usize> {
         Limit::Idle => Some(2),
         Limit::Deadline => Some(3),
         Limit::CatchUp | Limit::Held => None,
-    }
-}
-
-/// The position of `class` in [`ErrorClass::ALL`].
-pub(crate) const fn class_index(class: ErrorClass) -> usize {
-    match class {
-        ErrorClass::Transient => 0,
-        ErrorClass::RateLimited => 1,
-        ErrorClass::Invalid => 2,
-        ErrorClass::Fatal => 3,
     }
 }
 

@@ -4,7 +4,6 @@ mod streams;
 mod table;
 
 use super::GuardStats;
-use super::record::class_index;
 use crate::{ErrorClass, StopReason};
 pub(super) use streams::StreamCounts;
 
@@ -342,7 +341,7 @@ impl FnStats {
         self.errors.sort_by(|a, b| {
             b.count
                 .cmp(&a.count)
-                .then(class_index(a.class).cmp(&class_index(b.class)))
+                .then(a.class.index().cmp(&b.class.index()))
                 .then(a.variant.cmp(b.variant))
         });
     }
