@@ -53,27 +53,24 @@ impl ResumePoint {
     /// opener reconnects from when the stream is re-issued — by another
     /// call, another process, another target — rather than resumed by the
     /// policy that delivered them.
+    #[must_use]
+    pub fn after<E>(failure: &crate::Failure<E>) -> Self {
+        Self::at(failure.delivered(), failure.last_event_id())
+    }
+
+    /// The point after `delivered` items, the last with id
+    /// `last_event_id`: a resume point built by hand, for a call that
+    /// kept its own count (a stream re-issued from a journal).
     ///
     /// ```
     /// use tenacious::stream::ResumePoint;
     ///
-    /// let point = ResumePoint::start().delivered_through(40, Some("41"));
+    /// let point = ResumePoint::at(40, Some("41"));
     /// assert_eq!((point.delivered(), point.last_event_id()), (40, Some("41")));
     /// assert!(!point.is_start());
     /// ```
     #[must_use]
-    pub fn after<E>(failure: &crate::Failure<E>) -> Self {
-        Self {
-            delivered: failure.delivered(),
-            last_event_id: failure.last_event_id().map(str::to_owned),
-        }
-    }
-
-    /// This point moved to `delivered` items, the last with id
-    /// `last_event_id`: a resume point built by hand, for a call that
-    /// kept its own count (a stream re-issued from a journal).
-    #[must_use]
-    pub fn delivered_through(self, delivered: u64, last_event_id: Option<&str>) -> Self {
+    pub fn at(delivered: u64, last_event_id: Option<&str>) -> Self {
         Self {
             delivered,
             last_event_id: last_event_id.map(str::to_owned),
