@@ -6,7 +6,9 @@ use std::io;
 use std::time::Duration;
 
 use http::{HeaderMap, StatusCode};
-use tenacious::route::{Route, RouteError, RouteStop, Rules, Target, TargetError, Then};
+use tenacious::route::{
+    Route, RouteError, RouteFailure, RouteStop, Rules, Target, TargetError, Then,
+};
 use tenacious::{Breaker, ErrorClass, HttpError, Policy, RetryBudget, StopReason};
 use tokio::time::Instant;
 
@@ -16,6 +18,20 @@ fn bad_request(code: &str) -> HttpError {
         r#"{{"error": {{"message": "no", "type": "invalid_request_error", "code": "{code}"}}}}"#
     );
     HttpError::from_parts_with_body(StatusCode::BAD_REQUEST, &HeaderMap::new(), body.as_bytes())
+}
+
+/// A request every target answers with a reset connection: the attempts
+/// made, and the route's failure.
+async fn reset_everywhere(route: &Route<()>) -> (u32, RouteFailure<io::Error>) {
+    let calls = Cell::new(0);
+    let failure = route
+        .call(|_| {
+            calls.set(calls.get() + 1);
+            async { Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset)) }
+        })
+        .await
+        .unwrap_err();
+    (calls.get(), failure)
 }
 
 const QUICK: Policy = Policy::new().max(3).base(Duration::from_millis(100));
@@ -307,15 +323,8 @@ async fn a_call_that_may_have_been_applied_is_not_sent_to_another_target() {
         .target(Target::new("applied-b", ()))
         .build()
         .unwrap();
-    let calls = Cell::new(0);
-    let failure = route
-        .call(|_| {
-            calls.set(calls.get() + 1);
-            async { Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset)) }
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(calls.get(), 1);
+    let (calls, failure) = reset_everywhere(&route).await;
+    assert_eq!(calls, 1);
     assert_eq!(
         failure.last().unwrap().stop_reason(),
         StopReason::NotIdempotent
@@ -365,16 +374,9 @@ async fn one_budget_over_the_route_pays_every_target_s_retries() {
         .budget(RetryBudget::with_capacity(10)) // two retries
         .build()
         .unwrap();
-    let calls = Cell::new(0);
-    let failure = route
-        .call(|_| {
-            calls.set(calls.get() + 1);
-            async { Err::<(), _>(io::Error::from(io::ErrorKind::ConnectionReset)) }
-        })
-        .await
-        .unwrap_err();
+    let (calls, failure) = reset_everywhere(&route).await;
     // Two retries in all, not two per target: 1 + 2 at a, 1 at b.
-    assert_eq!(calls.get(), 4);
+    assert_eq!(calls, 4);
     assert_eq!(failure.tried()[1].stop_reason(), StopReason::Budget);
     assert_eq!(failure.reason(), RouteStop::NoTargetLeft);
 }

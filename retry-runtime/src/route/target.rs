@@ -129,7 +129,7 @@ impl<D> Target<D> {
     /// its retransmission timeout (RFC 6298): the smoothed time of its
     /// recent successful attempts plus four times their variation, at
     /// least `floor`, at most the [`silence`](Target::silence) limit
-    /// written (or the policy's `timeout`). A target that usually answers
+    /// written (or the policy's `timeout`; a floor above it wins). A target that usually answers
     /// in 800 ms is left after a second or two of silence rather than the
     /// 30 s written for its worst case; a slow but steady one is not cut,
     /// as its own answers set the limit. Until it has answered once, the
