@@ -160,19 +160,11 @@ impl<D> Route<D> {
                     let attempt = op(target);
                     let learns = target.learns();
                     async move {
-                        // Only a target that learns its silence is timed.
-                        let started = learns.then(tokio::time::Instant::now);
-                        let result = match silence {
-                            None => attempt.await.map_err(Hop::Answer),
-                            Some((limit, _)) => match tokio::time::timeout(limit, attempt).await {
-                                Ok(result) => result.map_err(Hop::Answer),
-                                Err(_) => Err(Hop::Silent(Elapsed::new(limit))),
-                            },
-                        };
-                        if let (Some(started), Ok(_)) = (started, &result) {
-                            target.answered(started.elapsed());
+                        match silence {
+                            // The common case holds nothing but the attempt.
+                            None if !learns => attempt.await.map_err(Hop::Answer),
+                            _ => timed(target, attempt, silence.map(|(limit, _)| limit)).await,
                         }
-                        result
                     }
                 })
                 .await;
@@ -220,4 +212,25 @@ impl<D> Route<D> {
         }
         Err(fail(tried, RouteStop::NoTargetLeft))
     }
+}
+
+/// An attempt at `target` with a silence `limit`, timed when the target
+/// learns its silence from its answers.
+async fn timed<D, T, E>(
+    target: &super::Target<D>,
+    attempt: impl Future<Output = Result<T, E>>,
+    limit: Option<Duration>,
+) -> Result<T, Hop<E>> {
+    let started = target.learns().then(tokio::time::Instant::now);
+    let result = match limit {
+        None => attempt.await.map_err(Hop::Answer),
+        Some(limit) => match tokio::time::timeout(limit, attempt).await {
+            Ok(result) => result.map_err(Hop::Answer),
+            Err(_) => Err(Hop::Silent(Elapsed::new(limit))),
+        },
+    };
+    if let (Some(started), Ok(_)) = (started, &result) {
+        target.answered(started.elapsed());
+    }
+    result
 }
