@@ -1,53 +1,13 @@
 //! [`Route::call`]: the targets in order, each through its own policy,
 //! until one serves or the rules stop the route.
-use std::cell::Cell;
 use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use super::hop::Hop;
 use super::outcome::{RouteFailure, RouteStop, Routed, TargetError, Tried};
 use super::{Route, Then};
-use crate::{Classify, Elapsed, ErrorClass, Failure, Limits, Refused};
-
-/// A target's error as its policy sees it: the call's own, its silence,
-/// or a guard's refusal (so an open breaker stops the call without an
-/// attempt, whatever the call's error type).
-#[derive(Debug)]
-enum Hop<E> {
-    Answer(E),
-    Silent(Elapsed),
-    Guard(Refused),
-}
-
-impl<E: Classify> Classify for Hop<E> {
-    fn classify(&self) -> ErrorClass {
-        match self {
-            Self::Answer(error) => error.classify(),
-            // Counted against the target (its breaker hears it) ...
-            Self::Silent(_) => ErrorClass::Transient,
-            Self::Guard(refused) => refused.classify(),
-        }
-    }
-
-    fn limits(&self) -> Limits {
-        match self {
-            // ... but not retried there: the route moves on.
-            Self::Silent(_) => Limits::NONE.max(1),
-            _ => self.inner().map_or(Limits::NONE, Classify::limits),
-        }
-    }
-
-    fn inner(&self) -> Option<&dyn Classify> {
-        Some(match self {
-            Self::Answer(error) => error,
-            Self::Silent(elapsed) => elapsed,
-            Self::Guard(refused) => refused,
-        })
-    }
-
-    fn refused() -> Option<fn(Refused) -> Self> {
-        Some(Self::Guard)
-    }
-}
+use crate::{Classify, Elapsed, Failure};
 
 impl<D> Route<D> {
     /// Sends the request to the route's targets in order: `op` makes one
@@ -115,7 +75,7 @@ impl<D> Route<D> {
         let mut tried: Vec<Tried<E>> = Vec::new();
         // After a "too long for its context": the window to beat.
         let mut larger_than: Option<u64> = None;
-        let fail = |tried, stop| RouteFailure { tried, stop };
+        let fail = |tried, stop| RouteFailure::new(tried, stop);
         for (index, target) in self.targets.iter().enumerate() {
             if let Some(window) = larger_than
                 && target.get_context().is_none_or(|context| context <= window)
@@ -153,10 +113,12 @@ impl<D> Route<D> {
                 (None, Some(left)) => Some((left, false)),
                 (None, None) => None,
             };
-            let attempts = Cell::new(0_u32);
+            // Atomic, not a `Cell`: the call's future stays `Send` (it holds a
+            // reference to it across the target's attempts).
+            let attempts = AtomicU32::new(0);
             let result: Result<T, Failure<Hop<E>>> = policy
                 .retry_failure(|| {
-                    attempts.set(attempts.get().saturating_add(1));
+                    attempts.fetch_add(1, Ordering::Relaxed);
                     let attempt = op(target);
                     let learns = target.learns();
                     async move {
@@ -174,7 +136,7 @@ impl<D> Route<D> {
                         value,
                         served_by: target.static_name(),
                         index,
-                        attempts: attempts.get(),
+                        attempts: attempts.load(Ordering::Relaxed),
                         tried,
                     });
                 }
@@ -184,7 +146,7 @@ impl<D> Route<D> {
             let last = failure.into_inner();
             let deadline_spent = self.deadline.is_some_and(|deadline| elapsed() >= deadline);
             // A silence cut short by the route's deadline is the deadline's.
-            let silent = matches!(last, Hop::Silent(_)) && silence.is_some_and(|(_, own)| own);
+            let silent = last.is_silent() && silence.is_some_and(|(_, own)| own);
             let then = if deadline_spent {
                 Then::Stop
             } else {
@@ -194,14 +156,10 @@ impl<D> Route<D> {
             tried.push(Tried {
                 target: target.static_name(),
                 index,
-                attempts: attempts.get(),
+                attempts: attempts.load(Ordering::Relaxed),
                 stop,
                 then,
-                error: match last {
-                    Hop::Answer(error) => TargetError::Answer(error),
-                    Hop::Silent(elapsed) => TargetError::Silent(elapsed),
-                    Hop::Guard(refused) => TargetError::GuardRefused(refused),
-                },
+                error: last.into_target_error(),
             });
             match then {
                 Then::Stop if deadline_spent => return Err(fail(tried, RouteStop::Deadline)),

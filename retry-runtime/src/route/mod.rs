@@ -50,9 +50,11 @@
 //! # }
 //! ```
 mod call;
+mod hop;
 mod outcome;
 mod rto;
 mod rules;
+mod stream;
 mod table;
 mod target;
 
@@ -61,6 +63,7 @@ use std::time::Duration;
 
 pub use outcome::{RouteFailure, RouteStop, Routed, TargetError, Tried};
 pub use rules::{Rules, Then};
+pub use stream::{Resume, RoutedStream};
 pub use table::{MAX_TARGETS, RouteError};
 pub use target::Target;
 

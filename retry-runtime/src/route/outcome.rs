@@ -137,6 +137,10 @@ pub enum TargetError<E> {
     /// The route skipped the target: its context window is not larger
     /// than the one the request was too long for.
     Skipped,
+    /// The route skipped the target: a stream was cut after it delivered
+    /// content, and the target does not
+    /// [continue](super::Target::continues) from delivered items.
+    CannotContinue,
 }
 
 impl<E> TargetError<E> {
@@ -157,6 +161,7 @@ impl<E: fmt::Display> fmt::Display for TargetError<E> {
             Self::Silent(elapsed) => write!(f, "silent: {elapsed}"),
             Self::GuardRefused(refused) => refused.fmt(f),
             Self::Skipped => f.write_str("skipped: its context window is not larger"),
+            Self::CannotContinue => f.write_str("skipped: it cannot continue a cut stream"),
         }
     }
 }
@@ -173,6 +178,7 @@ impl<E: Classify> Classify for TargetError<E> {
     fn variant(&self) -> &'static str {
         match self.inner() {
             Some(inner) => inner.variant(),
+            None if matches!(self, Self::CannotContinue) => "CannotContinue",
             None => "Skipped",
         }
     }
@@ -182,7 +188,7 @@ impl<E: Classify> Classify for TargetError<E> {
             Self::Answer(error) => Some(error),
             Self::Silent(elapsed) => Some(elapsed),
             Self::GuardRefused(refused) => Some(refused),
-            Self::Skipped => None,
+            Self::Skipped | Self::CannotContinue => None,
         }
     }
 }
@@ -198,6 +204,10 @@ pub enum RouteStop {
     Stopped,
     /// The route's deadline is spent.
     Deadline,
+    /// A routed stream was cut after it delivered content, and no target
+    /// left could continue it: the consumer has part of the answer.
+    /// [`RouteFailure::cause`] is the failure that cut it.
+    PartialOutput,
 }
 
 impl fmt::Display for RouteStop {
@@ -206,6 +216,7 @@ impl fmt::Display for RouteStop {
             Self::NoTargetLeft => "no target left",
             Self::Stopped => "stopped",
             Self::Deadline => "deadline",
+            Self::PartialOutput => "partial output",
         })
     }
 }
@@ -221,9 +232,41 @@ impl fmt::Display for RouteStop {
 pub struct RouteFailure<E> {
     pub(super) tried: Vec<Tried<E>>,
     pub(super) stop: RouteStop,
+    /// Items a routed stream delivered before it failed.
+    pub(super) delivered: u64,
+    /// The index in `tried` of the failure that cut a stream after
+    /// commit, when continuations were tried after it.
+    pub(super) cause: Option<usize>,
 }
 
 impl<E> RouteFailure<E> {
+    pub(super) const fn new(tried: Vec<Tried<E>>, stop: RouteStop) -> Self {
+        Self {
+            tried,
+            stop,
+            delivered: 0,
+            cause: None,
+        }
+    }
+
+    /// The items a routed stream delivered before it failed: 0 for a
+    /// call, and for a stream that failed before its first content item.
+    #[must_use]
+    pub const fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// The outcome the route's error is: the failure that cut a stream
+    /// after it delivered content (the targets tried after it to continue
+    /// do not mask it), else the last target's.
+    #[must_use]
+    pub fn cause(&self) -> Option<&Tried<E>> {
+        match self.cause {
+            Some(index) => self.tried.get(index),
+            None => self.tried.last(),
+        }
+    }
+
     /// Why the route stopped.
     #[must_use]
     pub const fn reason(&self) -> RouteStop {
@@ -271,7 +314,8 @@ impl<E: fmt::Display> fmt::Display for RouteFailure<E> {
 
 impl<E: fmt::Debug + fmt::Display> std::error::Error for RouteFailure<E> {}
 
-/// As the last target's error; a route whose deadline was spent before
+/// As its [`cause`](RouteFailure::cause): the last target's error, or
+/// the failure that cut a stream; a route whose deadline was spent before
 /// any target was tried is `Transient`.
 impl<E: Classify> Classify for RouteFailure<E> {
     fn classify(&self) -> ErrorClass {
@@ -289,6 +333,6 @@ impl<E: Classify> Classify for RouteFailure<E> {
     }
 
     fn inner(&self) -> Option<&dyn Classify> {
-        self.tried.last().map(|tried| &tried.error as &dyn Classify)
+        self.cause().map(|tried| &tried.error as &dyn Classify)
     }
 }

@@ -124,4 +124,22 @@ impl Rules {
             _ => Then::Next,
         }
     }
+
+    /// What a routed stream does when a target fails after the consumer
+    /// has content from it: an override for
+    /// [`PartialOutput`](StopReason::PartialOutput) wins; else the error
+    /// decides as if its target had not retried it — a content filter or
+    /// a request to fix stops the route, a target that is down moves on
+    /// (to a target that continues).
+    pub(super) const fn after_commit(
+        &self,
+        class: ErrorClass,
+        rejected: Option<Reject>,
+        silent: bool,
+    ) -> Then {
+        if let Some(then) = self.stops[StopReason::PartialOutput.index()] {
+            return then;
+        }
+        self.decide(StopReason::NotRetryable, class, rejected, silent)
+    }
 }

@@ -45,6 +45,8 @@ pub struct Target<D> {
     policy: Policy,
     context: Option<u64>,
     silence: Option<Duration>,
+    /// Whether a stream cut after commit may continue here.
+    continues: bool,
     /// The floor of a silence limit learnt from the target's answers.
     learn: Option<Duration>,
     /// Given by value until the route is built, then in the slot.
@@ -63,6 +65,7 @@ impl<D> Target<D> {
             policy: Policy::new(),
             context: None,
             silence: None,
+            continues: false,
             learn: None,
             guards: Guards::default(),
             slot: None,
@@ -125,6 +128,33 @@ impl<D> Target<D> {
         self
     }
 
+    /// Whether the target can continue a stream another target cut after
+    /// it delivered content: its opener is given the items the consumer
+    /// has ([`Resume::items`](super::Resume::items)) and rebuilds the
+    /// request from them (an assistant prefill), and what it streams is
+    /// delivered after them. Only such targets are tried once a routed
+    /// stream has delivered content; see [`Route::stream`](super::Route::stream).
+    /// Default: `false`.
+    ///
+    /// ```
+    /// use tenacious::route::Target;
+    ///
+    /// let claude = Target::new("claude-sonnet", ()).continues(true);
+    /// assert!(claude.get_continues());
+    /// assert!(!Target::new("gpt-4o", ()).get_continues());
+    /// ```
+    #[must_use]
+    pub const fn continues(mut self, yes: bool) -> Self {
+        self.continues = yes;
+        self
+    }
+
+    /// Whether the target [continues](Target::continues) cut streams.
+    #[must_use]
+    pub const fn get_continues(&self) -> bool {
+        self.continues
+    }
+
     /// Learns the silence limit from the target's answers, as TCP learns
     /// its retransmission timeout (RFC 6298): the smoothed time of its
     /// recent successful attempts plus four times their variation, at
@@ -168,6 +198,28 @@ impl<D> Target<D> {
     /// written limit, else the written one.
     pub(super) fn silence_now(&self) -> Option<Duration> {
         let written = self.get_silence();
+        let (Some(floor), Some(slot)) = (self.learn, self.slot) else {
+            return written;
+        };
+        let rto = slot
+            .rto
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match rto.as_ref() {
+            Some(rto) => Some(rto.limit(floor, written)),
+            None => written,
+        }
+    }
+
+    /// The silence limit of a stream's attempt: how long it may go
+    /// without its first content item. Written: the one set, else the
+    /// policy's [`first_item`](Policy::first_item); learnt from the
+    /// target's times to first content within it, as for calls.
+    pub(super) fn stream_silence_now(&self) -> Option<Duration> {
+        let written = match self.silence {
+            Some(limit) => Some(limit),
+            None => self.policy.get_first_item(),
+        };
         let (Some(floor), Some(slot)) = (self.learn, self.slot) else {
             return written;
         };
