@@ -568,13 +568,13 @@ async fn a_stream_target_that_learns_its_silence_is_left_within_seconds_and_a_sl
     // Then it goes silent: left after a second or two, not 30 s.
     let start = Instant::now();
     let routed = route.stream(|target, _| {
-        let fast = *target.data() == "rs-learn-fast";
+        let name = *target.data();
         async move {
-            Ok(timed(if fast {
-                None
-            } else {
-                Some(Duration::from_secs(5))
-            }))
+            match name {
+                "rs-learn-fast" => Ok(timed(None)),
+                "rs-learn-slow" => Err(ChatError::Overloaded),
+                _ => Ok(timed(Some(Duration::from_secs(5)))),
+            }
         }
     });
     let (items, failure) = drain(routed).await;
@@ -585,21 +585,38 @@ async fn a_stream_target_that_learns_its_silence_is_left_within_seconds_and_a_sl
         left_after < Duration::from_secs(3),
         "left after {left_after:?}"
     );
-    // The slow target (5 s to its first token, every time) is never cut.
+    // The slow target (5 s to its first token, every time) has no history
+    // of its own: it starts from the fast one's limit, which doubles at
+    // each silence until it has waited long enough to hear one answer;
+    // from then on its own answers set its limit, and it is never cut.
+    let mut served = Vec::new();
     for _ in 0..20 {
         let routed = route.stream(|target, _| {
-            let slow = *target.data() == "rs-learn-slow";
+            let name = *target.data();
             async move {
-                match slow {
-                    true => Ok(timed(Some(Duration::from_secs(5)))),
-                    false => Err(ChatError::Overloaded),
+                match name {
+                    "rs-learn-slow" => Ok(timed(Some(Duration::from_secs(5)))),
+                    "spare" => Ok(answer("spare", &["spare"])),
+                    _ => Err(ChatError::Overloaded),
                 }
             }
         });
         let mut routed = std::pin::pin!(routed);
         assert!(routed.next().await.unwrap().is_ok());
-        assert_eq!(routed.served_by(), Some("rs-learn-slow"));
+        served.push(routed.served_by().unwrap());
     }
+    let first = served
+        .iter()
+        .position(|name| *name == "rs-learn-slow")
+        .unwrap();
+    assert!(
+        first <= 3,
+        "cut {first} times before it was heard: {served:?}"
+    );
+    assert!(
+        served[first..].iter().all(|name| *name == "rs-learn-slow"),
+        "{served:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -658,4 +675,44 @@ async fn a_routed_call_and_a_routed_stream_can_be_spawned() {
     });
     assert_eq!(call.await.unwrap(), "a");
     assert_eq!(text(&streamed.await.unwrap()), "sent");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_target_with_no_history_starts_from_its_routes_estimate() {
+    let learns = |name: &'static str| {
+        Target::new(name, name)
+            .policy(QUICK.max(1))
+            .learn_silence(Duration::from_millis(500))
+    };
+    let route = Route::builder("rs-peer")
+        .target(learns("rs-peer-known"))
+        .target(learns("rs-peer-new"))
+        .target(Target::new("rs-peer-spare", "spare").policy(QUICK))
+        .build()
+        .unwrap();
+    for _ in 0..10 {
+        let routed = route.stream(|_, _| async { Ok(timed(Some(Duration::from_millis(800)))) });
+        assert!(drain(routed).await.1.is_none());
+    }
+    // The known target is down; the new one never answers: it is left
+    // after about the known one's limit (about a second), not its 30 s.
+    let start = Instant::now();
+    let routed = route.stream(|target, _| {
+        let name = *target.data();
+        async move {
+            match name {
+                "rs-peer-known" => Err(ChatError::Overloaded),
+                "rs-peer-new" => Ok(timed(None)),
+                _ => Ok(answer("spare", &["ok"])),
+            }
+        }
+    });
+    let (items, failure) = drain(routed).await;
+    assert!(failure.is_none());
+    assert_eq!(text(&items), "ok");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "left after {:?}",
+        start.elapsed()
+    );
 }

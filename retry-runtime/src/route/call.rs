@@ -107,7 +107,7 @@ impl<D> Route<D> {
                 }
                 None => target.get_policy(),
             };
-            let silence = match (target.silence_now(), left) {
+            let silence = match (target.silence_now(&self.targets), left) {
                 (Some(limit), Some(left)) => Some((limit.min(left), limit <= left)),
                 (Some(limit), None) => Some((limit, true)),
                 (None, Some(left)) => Some((left, false)),
@@ -125,7 +125,7 @@ impl<D> Route<D> {
                         match silence {
                             // The common case holds nothing but the attempt.
                             None if !learns => attempt.await.map_err(Hop::Answer),
-                            _ => timed(target, attempt, silence.map(|(limit, _)| limit)).await,
+                            _ => timed(target, attempt, silence, &self.targets).await,
                         }
                     }
                 })
@@ -172,19 +172,27 @@ impl<D> Route<D> {
     }
 }
 
-/// An attempt at `target` with a silence `limit`, timed when the target
-/// learns its silence from its answers.
+/// An attempt at `target` with a silence limit (and whether it is the
+/// target's own, not the route deadline's), timed when the target learns
+/// its silence from its answers; a silence past its own limit backs the
+/// learnt limit off.
 async fn timed<D, T, E>(
     target: &super::Target<D>,
     attempt: impl Future<Output = Result<T, E>>,
-    limit: Option<Duration>,
+    silence: Option<(Duration, bool)>,
+    peers: &[super::Target<D>],
 ) -> Result<T, Hop<E>> {
     let started = target.learns().then(tokio::time::Instant::now);
-    let result = match limit {
+    let result = match silence {
         None => attempt.await.map_err(Hop::Answer),
-        Some(limit) => match tokio::time::timeout(limit, attempt).await {
+        Some((limit, own)) => match tokio::time::timeout(limit, attempt).await {
             Ok(result) => result.map_err(Hop::Answer),
-            Err(_) => Err(Hop::Silent(Elapsed::new(limit))),
+            Err(_) => {
+                if own {
+                    target.went_silent(peers);
+                }
+                Err(Hop::Silent(Elapsed::new(limit)))
+            }
         },
     };
     if let (Some(started), Ok(_)) = (started, &result) {

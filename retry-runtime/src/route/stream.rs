@@ -102,6 +102,9 @@ pin_project! {
     /// target, with the target's silence limit on its open.
     struct TargetOpen<'r, D, O, F, T> {
         target: &'r Target<D>,
+        // The route's targets: a target with no estimate of its own
+        // starts from theirs.
+        peers: &'r [Target<D>],
         shared: Arc<Shared<O, T>>,
         limit: Option<Duration>,
         started: Option<Instant>,
@@ -133,7 +136,7 @@ where
                 (open)(this.target, &Resume::new(resume, &items))
             };
             this.pending.set(Some(opened));
-            *this.limit = this.target.stream_silence_now();
+            *this.limit = this.target.stream_silence_now(this.peers);
             let now = Instant::now();
             *this.started = this.target.learns().then_some(now);
             let silence = this
@@ -152,6 +155,7 @@ where
                 {
                     this.pending.set(None);
                     this.silence.set(None);
+                    this.target.went_silent(this.peers);
                     return Poll::Ready(Err(silent(*this.limit)));
                 }
                 return Poll::Pending;
@@ -167,6 +171,7 @@ where
         Poll::Ready(match opened {
             Ok(source) => Ok(TargetSource {
                 target: this.target,
+                peers: this.peers,
                 limit: *this.limit,
                 started: this.started.take(),
                 source,
@@ -200,6 +205,7 @@ pin_project! {
     /// timed when the target learns it.
     struct TargetSource<'r, D, S> {
         target: &'r Target<D>,
+        peers: &'r [Target<D>],
         limit: Option<Duration>,
         started: Option<Instant>,
         #[pin]
@@ -235,6 +241,7 @@ where
                     && silence.poll(cx).is_ready()
                 {
                     this.silence.set(None);
+                    this.target.went_silent(this.peers);
                     return Poll::Ready(Some(Err(silent(*this.limit))));
                 }
                 Poll::Pending
@@ -469,6 +476,7 @@ where
                 target.get_policy(),
                 TargetOpen {
                     target,
+                    peers: targets,
                     shared: Arc::clone(&self.shared),
                     limit: None,
                     started: None,

@@ -162,9 +162,13 @@ impl<D> Target<D> {
     /// written (or the policy's `timeout`; a floor above it wins). A target that usually answers
     /// in 800 ms is left after a second or two of silence rather than the
     /// 30 s written for its worst case; a slow but steady one is not cut,
-    /// as its own answers set the limit. Until it has answered once, the
-    /// written limit holds. The estimate belongs to the target's name,
-    /// as its guards do.
+    /// as its own answers set the limit. Until it has answered once, it
+    /// starts from the estimate of its route's other targets that learn
+    /// theirs (the most patient), and from the written limit when none
+    /// has one. For a [stream](super::Route::stream) the limit is on the
+    /// time to the first content item (written: the policy's
+    /// [`first_item`](Policy::first_item)). The estimate belongs to the
+    /// target's name, as its guards do.
     ///
     /// ```
     /// use std::time::Duration;
@@ -186,51 +190,71 @@ impl<D> Target<D> {
     /// has answered (with [`learn_silence`](Target::learn_silence)).
     #[must_use]
     pub fn smoothed_answer(&self) -> Option<Duration> {
-        let slot = self.slot?;
-        let rto = slot
-            .rto
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        rto.as_ref().map(super::rto::Rto::smoothed)
+        self.estimate().as_ref().map(super::rto::Rto::smoothed)
     }
 
-    /// The silence limit now: the learnt one within its floor and the
-    /// written limit, else the written one.
-    pub(super) fn silence_now(&self) -> Option<Duration> {
-        let written = self.get_silence();
-        let (Some(floor), Some(slot)) = (self.learn, self.slot) else {
-            return written;
-        };
-        let rto = slot
-            .rto
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match rto.as_ref() {
-            Some(rto) => Some(rto.limit(floor, written)),
-            None => written,
-        }
+    /// The silence limit of a call's attempt now: the learnt one within
+    /// its floor and the written limit, else the written one. A target
+    /// that learns but has not answered yet starts from its `peers`' (the
+    /// route's other targets) estimate, the most patient of them.
+    pub(super) fn silence_now(&self, peers: &[Self]) -> Option<Duration> {
+        self.learnt(self.get_silence(), peers)
     }
 
     /// The silence limit of a stream's attempt: how long it may go
     /// without its first content item. Written: the one set, else the
     /// policy's [`first_item`](Policy::first_item); learnt from the
     /// target's times to first content within it, as for calls.
-    pub(super) fn stream_silence_now(&self) -> Option<Duration> {
+    pub(super) fn stream_silence_now(&self, peers: &[Self]) -> Option<Duration> {
         let written = match self.silence {
             Some(limit) => Some(limit),
             None => self.policy.get_first_item(),
         };
-        let (Some(floor), Some(slot)) = (self.learn, self.slot) else {
+        self.learnt(written, peers)
+    }
+
+    /// The learnt limit within the floor and `written`, else `written`.
+    fn learnt(&self, written: Option<Duration>, peers: &[Self]) -> Option<Duration> {
+        let Some(floor) = self.learn else {
             return written;
         };
-        let rto = slot
-            .rto
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match rto.as_ref() {
+        let estimate = self.estimate().or_else(|| peer_estimate(self, peers));
+        match estimate {
             Some(rto) => Some(rto.limit(floor, written)),
             None => written,
         }
+    }
+
+    /// The target was silent past its learnt limit: the limit backs off
+    /// (doubles), from its own estimate or the one it started from.
+    pub(super) fn went_silent(&self, peers: &[Self]) {
+        let (Some(_), Some(slot)) = (self.learn, self.slot) else {
+            return;
+        };
+        let peer = self
+            .estimate()
+            .is_none()
+            .then(|| peer_estimate(self, peers))
+            .flatten();
+        let mut rto = slot
+            .rto
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if rto.is_none() {
+            *rto = peer;
+        }
+        if let Some(rto) = rto.as_mut() {
+            rto.back_off();
+        }
+    }
+
+    /// The target's own estimate, once it has answered.
+    fn estimate(&self) -> Option<super::rto::Rto> {
+        let slot = self.slot?;
+        *slot
+            .rto
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Whether the target learns its silence limit (and so its answers
@@ -333,4 +357,16 @@ impl<D> Target<D> {
         self.slot = Some(slot);
         Ok(())
     }
+}
+
+/// The most patient estimate of the `peers` of `target` that have one.
+fn peer_estimate<D>(target: &Target<D>, peers: &[Target<D>]) -> Option<super::rto::Rto> {
+    peers
+        .iter()
+        .filter(|peer| !std::ptr::eq(*peer, target))
+        .filter_map(Target::estimate)
+        .max_by(|a, b| {
+            a.limit(Duration::ZERO, None)
+                .cmp(&b.limit(Duration::ZERO, None))
+        })
 }
