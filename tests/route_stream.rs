@@ -42,6 +42,12 @@ enum ChatError {
     Timer(#[allow(dead_code, reason = "read in failures' Debug output")] Elapsed),
 }
 
+impl std::fmt::Display for ChatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self, f)
+    }
+}
+
 impl From<Elapsed> for ChatError {
     fn from(elapsed: Elapsed) -> Self {
         Self::Timer(elapsed)
@@ -714,5 +720,39 @@ async fn a_target_with_no_history_starts_from_its_routes_estimate() {
         start.elapsed() < Duration::from_secs(3),
         "left after {:?}",
         start.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_models_observation_of_a_cut_route_names_the_cut_and_every_target() {
+    use tenacious::agent::{Observation, Status};
+    let route = Route::builder("rs-observe")
+        .target(Target::new("rs-observe-a", "a").policy(QUICK))
+        .target(
+            Target::new("rs-observe-b", "b")
+                .policy(QUICK)
+                .continues(true),
+        )
+        .build()
+        .unwrap();
+    let routed = route.stream(|target, _| {
+        let name = *target.data();
+        async move {
+            match name {
+                "a" => Ok(cut("a", &["half"], ChatError::Cut)),
+                _ => Err(ChatError::PrefillRejected),
+            }
+        }
+    });
+    let failure = drain(routed).await.1.unwrap();
+    let obs = Observation::from_route("call_1", &failure);
+    assert_eq!(obs.status, Status::PartialOutput);
+    assert_eq!(obs.delivered, Some(2));
+    assert_eq!(obs.error, "Cut", "the cut, not the continuation's 400");
+    let route = obs.route.unwrap();
+    assert_eq!(route.len(), 2);
+    assert_eq!(
+        (route[1].target.as_str(), route[1].error.as_str()),
+        ("rs-observe-b", "PrefillRejected")
     );
 }

@@ -43,6 +43,6 @@ pub use cost::Cost;
 pub use decision::{Decision, DecisionRetry, Degraded, Reask};
 pub use fingerprint::{CanonicalJson, Fingerprint};
 pub use guard::TaskGuard;
-pub use observation::Observation;
+pub use observation::{Observation, TriedTarget};
 pub use status::Status;
 pub use verdict::{Repeat, TaskLimit, Verdict};
