@@ -115,7 +115,7 @@ mod resume;
 mod timers;
 
 pub use expansion::{Captures, ItemsOf, OpensWith, StreamItemResult, StreamOutput, opened};
-pub use item::{ItemKind, StreamItem};
+pub use item::{ItemKind, StreamItem, Usage};
 pub use open::{Driven, Open, OpenWith, Port, Shared, port};
 pub use resume::ResumePoint;
 

@@ -43,6 +43,8 @@
 //! assert_eq!(event.id.as_deref(), Some("7"));
 //! # }
 //! ```
+pub mod anthropic;
+pub mod openai;
 mod parse;
 
 use std::fmt;
