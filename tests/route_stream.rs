@@ -19,14 +19,23 @@ enum Item {
     Start(&'static str),
     Token(String),
     Ping,
+    /// A usage report after the content: metadata, as a preamble is.
+    Usage(u64, u64),
 }
 
 impl StreamItem for Item {
     fn kind(&self) -> ItemKind {
         match self {
-            Self::Start(_) => ItemKind::Preamble,
+            Self::Start(_) | Self::Usage(..) => ItemKind::Preamble,
             Self::Token(_) => ItemKind::Content,
             Self::Ping => ItemKind::Keepalive,
+        }
+    }
+
+    fn usage(&self) -> Option<tenacious::stream::Usage> {
+        match self {
+            Self::Usage(input, output) => Some(tenacious::stream::Usage::new(*input, *output)),
+            _ => None,
         }
     }
 }
@@ -755,4 +764,44 @@ async fn the_models_observation_of_a_cut_route_names_the_cut_and_every_target() 
         (route[1].target.as_str(), route[1].error.as_str()),
         ("rs-observe-b", "PrefillRejected")
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_continuation_keeps_what_follows_its_content_and_the_usage_is_summed() {
+    let route = Route::builder("rs-usage")
+        .target(Target::new("rs-usage-a", "a").policy(QUICK))
+        .target(Target::new("rs-usage-b", "b").policy(QUICK).continues(true))
+        .build()
+        .unwrap();
+    let mut routed = route.stream(|target, _| {
+        let name = *target.data();
+        async move {
+            Ok(match name {
+                "a" => cut("a", &["one "], ChatError::Cut),
+                _ => stream::iter(vec![
+                    Ok(Item::Start("b")),
+                    Ok(Item::Usage(40, 0)),
+                    Ok(Item::Token("two".into())),
+                    Ok(Item::Usage(0, 7)),
+                ])
+                .boxed(),
+            })
+        }
+    });
+    let mut items = Vec::new();
+    while let Some(item) = routed.next().await {
+        items.push(item.unwrap());
+    }
+    assert_eq!(
+        items,
+        vec![
+            Item::Start("a"),
+            Item::Token("one ".into()),
+            Item::Token("two".into()),
+            Item::Usage(0, 7)
+        ],
+        "the continuation's preamble is dropped, its usage after content is not"
+    );
+    assert_eq!(routed.usage(), tenacious::stream::Usage::new(40, 7));
+    assert_eq!(routed.served_by(), Some("rs-usage-b"));
 }

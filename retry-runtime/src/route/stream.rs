@@ -17,7 +17,7 @@ use tokio::time::{Instant, Sleep};
 use super::hop::Hop;
 use super::outcome::{RouteFailure, RouteStop, TargetError, Tried};
 use super::{Route, Target, Then};
-use crate::stream::{ItemKind, Open, ResumePoint, RetriedStream, StreamItem};
+use crate::stream::{ItemKind, Open, ResumePoint, RetriedStream, StreamItem, Usage};
 use crate::{Classify, Elapsed, Failure, Limit};
 
 /// Where a target's stream starts, as its opener sees it: the target's
@@ -37,7 +37,7 @@ use crate::{Classify, Elapsed, Failure, Limit};
 /// let (start, items) = (ResumePoint::start(), ["Hel".to_owned(), "lo".to_owned()]);
 /// let resume = Resume::new(&start, &items);
 /// assert!(resume.is_continuation());
-/// assert_eq!(resume.items().concat(), "Hello");
+/// assert_eq!(resume.text(), "Hello");
 /// ```
 pub struct Resume<'a, T> {
     point: &'a ResumePoint,
@@ -65,6 +65,16 @@ impl<'a, T> Resume<'a, T> {
     #[must_use]
     pub const fn items(&self) -> &'a [T] {
         self.items
+    }
+
+    /// The text the consumer has: the [`text`](StreamItem::text) of the
+    /// [items](Resume::items), joined — what an assistant prefill sends.
+    #[must_use]
+    pub fn text(&self) -> String
+    where
+        T: StreamItem,
+    {
+        self.items.iter().filter_map(StreamItem::text).collect()
     }
 
     /// Whether the consumer already has content: the opener continues a
@@ -283,8 +293,11 @@ where
     /// The index in `tried` of the failure that cut the stream.
     cause: Option<usize>,
     /// Whether the target being read continues a cut stream (its
-    /// preamble is dropped: the consumer has the first target's).
+    /// preamble is dropped: the consumer has the first target's), until
+    /// its first content item.
     continuing: bool,
+    /// The tokens the items reported, dropped ones included.
+    usage: Usage,
     done: bool,
     _types: PhantomData<fn() -> (F, S)>,
 }
@@ -323,6 +336,17 @@ impl<D, O, F, S, T, E: Classify> RoutedStream<'_, D, O, F, S, T, E> {
     #[must_use]
     pub const fn delivered(&self) -> u64 {
         self.delivered
+    }
+
+    /// The tokens the items reported so far ([`StreamItem::usage`]),
+    /// summed over every target that served part of the answer — a
+    /// continuation's dropped preamble included (Anthropic's
+    /// `message_start` reports the input tokens). Attempts that failed
+    /// before content are not counted: their items never reached the
+    /// route.
+    #[must_use]
+    pub const fn usage(&self) -> Usage {
+        self.usage
     }
 }
 
@@ -384,7 +408,7 @@ impl<D> Route<D> {
     ///     .build()
     ///     .unwrap();
     /// let tokens = route.stream(|target, resume| {
-    ///     let (name, prefill) = (*target.data(), resume.items().concat());
+    ///     let (name, prefill) = (*target.data(), resume.text());
     ///     async move {
     ///         Ok(match name {
     ///             // Two tokens, then the connection drops.
@@ -428,6 +452,7 @@ impl<D> Route<D> {
             keep: self.targets.iter().any(Target::get_continues),
             cause: None,
             continuing: false,
+            usage: Usage::default(),
             done: false,
             _types: PhantomData,
         }
@@ -583,8 +608,18 @@ where
             match ready!(current.as_mut().poll_next(cx)) {
                 Some(Ok(item)) => {
                     let kind = item.kind();
-                    if this.continuing && kind == ItemKind::Preamble {
-                        continue;
+                    if let Some(usage) = item.usage() {
+                        this.usage += usage;
+                    }
+                    if this.continuing {
+                        // A continuation's preamble (its `role`, its
+                        // `message_start`) is dropped: the consumer has
+                        // the first target's. What comes after its first
+                        // content (a finish, a usage chunk) is delivered.
+                        match kind {
+                            ItemKind::Preamble => continue,
+                            _ => this.continuing = false,
+                        }
                     }
                     if kind == ItemKind::Content && this.keep {
                         lock(&this.shared.items).push(item.clone());
