@@ -152,12 +152,14 @@
 
 mod body;
 mod failed;
+mod route;
 
 use http::{Extensions, HeaderName, HeaderValue};
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next};
 
 use failed::{Cause, Failed};
+pub use route::{AttemptError, RouteFailed, RouteMiddleware, ServedBy};
 use tenacious_runtime::{Attempt, Policy, RetryEvent, Throttle, rate_limits};
 
 /// The default header of the idempotency key (the IETF draft's name,

@@ -142,6 +142,7 @@ mod check;
 mod error;
 mod future;
 mod key;
+mod route;
 
 use std::task::{Context, Poll};
 
@@ -153,6 +154,7 @@ pub use check::{CheckResponse, GaveUp, HttpCheck, NoCheck};
 pub use error::Error;
 pub use future::ResponseFuture;
 pub use key::{IdempotencyHeader, NoKey, StampKey};
+pub use route::{AttemptError, RouteFailed, RouteFuture, RouteLayer, RouteService, ServedBy};
 
 use tenacious_runtime::{Classify, Policy};
 
