@@ -167,11 +167,12 @@ pub(crate) struct Document {
     pub(crate) cooldowns: Vec<(String, CooldownConfig)>,
     pub(crate) throttles: Vec<(String, ThrottleConfig)>,
     pub(crate) breakers: Vec<(String, BreakerConfig)>,
+    pub(crate) routes: Vec<crate::route::RouteDoc>,
 }
 
 /// Reads a set of policies: `[policies.NAME]`, and the shared guards they
 /// name under `[budgets.NAME]`, `[cooldowns.NAME]`, `[throttles.NAME]`,
-/// `[breakers.NAME]`.
+/// `[breakers.NAME]`, and the routes under `[routes.NAME]`.
 pub(crate) fn document(r: &mut Reader<'_>, value: &Value) -> Document {
     let mut document = Document::default();
     let root = At::root();
@@ -183,10 +184,15 @@ pub(crate) fn document(r: &mut Reader<'_>, value: &Value) -> Document {
     ) else {
         return document;
     };
-    let plurals: Vec<&str> = KINDS.iter().map(|kind| kind.plural).collect();
+    let mut plurals: Vec<&str> = KINDS.iter().map(|kind| kind.plural).collect();
+    plurals.push("routes");
     // Where each guard was declared, to find those no policy names.
     let mut declared: Vec<(&str, String, At)> = Vec::new();
     for (at, entry) in entries(r, &root, top) {
+        if entry.key == "routes" {
+            document.routes = crate::route::routes(r, &at, &entry.value);
+            continue;
+        }
         let Some(kind) = KINDS.iter().find(|kind| kind.plural == entry.key) else {
             let message = if POLICY_KEYS.contains(&entry.key.as_str()) {
                 format!(
@@ -263,7 +269,8 @@ pub(crate) fn document(r: &mut Reader<'_>, value: &Value) -> Document {
         let named = document
             .policies
             .iter()
-            .any(|(_, _, guards)| guards.get(kind) == Some(name.as_str()));
+            .any(|(_, _, guards)| guards.get(kind) == Some(name.as_str()))
+            || document.routes.iter().any(|route| route.names(kind, &name));
         if !named {
             r.problem(
                 &at,
@@ -275,5 +282,6 @@ pub(crate) fn document(r: &mut Reader<'_>, value: &Value) -> Document {
             );
         }
     }
+    crate::route::check(r, &document);
     document
 }

@@ -115,6 +115,92 @@
 //! of their own: one that does not fit the scheme is an error, as an
 //! unknown key in a file is.
 //!
+//! # Routes
+//!
+//! A set declares [routes](tenacious_runtime::route) too: when one model,
+//! deployment or provider cannot serve a request, the next one does. Each
+//! is under `[routes.NAME]`, and [`Policies::route`] builds it (or
+//! [`route`], for the loaded set) into a `Route<String>`, each target's
+//! `data` the string written:
+//!
+//! ```toml
+//! [routes.chat]
+//! deadline = "2m"                  # over the whole route
+//! budget = "fleet"                 # the set's shared budget, or the route's own: { capacity = 200 }
+//! on_class = { Fatal = "stop" }    # the rules: "next", "larger" or "stop"
+//! on_stop = { Exhausted = "next" }
+//! on_silence = "next"
+//! targets = [
+//!     { name = "gpt-4o", data = "https://api.openai.com/v1", policy = "openai", breaker = "openai", context = 128000, silence = "30s", learn_silence = "1s" },
+//!     { name = "claude-sonnet", data = "https://api.anthropic.com/v1", policy = { max = 2 }, breaker = { open_for = "30s" }, context = 200000 },
+//! ]
+//! ```
+//!
+//! A route's keys: `targets`, tried in order (at least one, at most
+//! [`MAX_TARGETS`](tenacious_runtime::route::MAX_TARGETS), each name
+//! once; `[[routes.chat.targets]]` tables are the same list), `deadline`,
+//! `budget`, and its [rules](tenacious_runtime::route::Rules), each
+//! `"next"`, `"larger"` or `"stop"`: `on_class`, a table of
+//! [`ErrorClass`](tenacious_runtime::ErrorClass) names (`Transient`,
+//! `RateLimited`, `Invalid`, `Fatal`); `on_stop`, a table of
+//! [`StopReason`](tenacious_runtime::StopReason) names (`Exhausted`,
+//! `NotRetryable`, `HintTooLong`, `CircuitOpen`, …); `on_silence`.
+//!
+//! A target's keys: `name` and `data` (both needed: the model or
+//! deployment, and a base URL or a model id), `policy` (a policy of the
+//! set by name, or a policy's keys inline, `policy = { max = 2 }`; the
+//! defaults without it), `breaker`, `cooldown`, `throttle`, `context` (its
+//! window in tokens), `silence` and `learn_silence` (durations, not zero).
+//!
+//! A guard or budget written by name is the set's shared one, as a
+//! policy's is: declared under `[breakers.NAME]` (…) or named by a policy,
+//! one for every policy and target naming it, and found by
+//! [`Policies::breaker`] (…); a name the set has not is an error. Written
+//! inline (`breaker = { open_for = "30s" }`, `{}` for the defaults), it
+//! is the target's own, which `tenacious::route` keeps by the target's
+//! name, process-wide: every route with a target of that name shares it,
+//! and two targets of one name must give the same settings. A route's
+//! own budget is kept by the route's name. A policy named by a target
+//! brings its own shared guards, unless the target gives one of that
+//! kind. Routes are read from TOML and JSON, not from the environment.
+//!
+//! ```
+//! use std::time::Duration;
+//! use tenacious::config::Policies;
+//!
+//! let set = Policies::from_toml_str(
+//!     r#"
+//!     [policies.openai]
+//!     max = 3
+//!     [breakers.openai]
+//!     open_for = "30s"
+//!
+//!     [routes.chat]
+//!     deadline = "2m"
+//!     on_class = { Fatal = "stop" }
+//!     targets = [
+//!         { name = "gpt-4o", data = "https://api.openai.com/v1", policy = "openai", breaker = "openai" },
+//!         { name = "claude-sonnet", data = "https://api.anthropic.com/v1", breaker = { open_for = "10s" } },
+//!     ]
+//!     "#,
+//! )?;
+//! let route = set.route("chat")?;
+//! let [gpt, claude] = route.targets() else { unreachable!() };
+//! assert_eq!(gpt.data(), "https://api.openai.com/v1");
+//! // By name: the set's breaker. Inline: the target's own.
+//! assert!(std::ptr::eq(gpt.get_policy().get_breaker().unwrap(), set.breaker("openai").unwrap()));
+//! assert_eq!(claude.get_breaker().unwrap().get_open_for(), Duration::from_secs(10));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Each mistake is a [`Problem`] naming the route, the target's place and
+//! the key:
+//!
+//! ```text
+//! retry.toml: routes.chat.targets[1].silence: "30 s": invalid duration: unknown unit ` s`; write a number and a unit, like "200ms", "1.5s", "2m" or "1m30s" (units: h, m, s, ms, us, ns)
+//! retry.toml: routes.chat.targets[0].breaker: "opnai": no breaker named "opnai": a name here is a shared breaker of the set, declared under `[breakers.NAME]` or named by a policy; did you mean "openai"? the breakers are: openai
+//! ```
+//!
 //! # Binding by name
 //!
 //! [`load`] keeps one set for the whole process, and [`policy`] or
@@ -165,6 +251,7 @@ mod error;
 mod guards;
 mod policy;
 mod read;
+mod route;
 mod set;
 mod settings;
 mod value;
@@ -172,6 +259,7 @@ mod value;
 pub use error::{AlreadyLoaded, ConfigError, MissingPolicy, Problem};
 pub use guards::{BreakerConfig, BudgetConfig, CooldownConfig, ThrottleConfig};
 pub use policy::{PolicyConfig, deserialize_policy};
+pub use route::RouteConfigError;
 pub use set::Policies;
 
 /// Not a stable API: what the code `#[retry(policy = "name")]` generates
@@ -270,6 +358,28 @@ pub fn require(name: &str) -> Result<&'static Policy, MissingPolicy> {
             source: String::new(),
             known: None,
         }),
+    }
+}
+
+/// The route named `name` of the set [`load`] keeps, built
+/// ([`Policies::route`]; see [Routes](crate#routes)).
+///
+/// ```
+/// use tenacious::config;
+///
+/// // Nothing loaded in this program.
+/// let missing = config::route("chat").unwrap_err();
+/// assert!(missing.to_string().starts_with("no route named \"chat\": no policies are loaded"));
+/// ```
+///
+/// # Errors
+///
+/// A [`RouteConfigError`]: nothing was loaded, the loaded set has no route
+/// of that name, or the route cannot be built.
+pub fn route(name: &str) -> Result<tenacious_runtime::route::Route<String>, RouteConfigError> {
+    match loaded() {
+        Some(set) => set.route(name),
+        None => Err(RouteConfigError::nothing_loaded(name)),
     }
 }
 

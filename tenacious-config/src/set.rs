@@ -34,10 +34,12 @@ use crate::value::Value;
 pub struct Policies {
     source: String,
     policies: BTreeMap<String, Policy>,
-    budgets: BTreeMap<String, &'static RetryBudget>,
-    cooldowns: BTreeMap<String, &'static Cooldown>,
-    throttles: BTreeMap<String, &'static Throttle>,
-    breakers: BTreeMap<String, &'static Breaker>,
+    pub(crate) budgets: BTreeMap<String, &'static RetryBudget>,
+    pub(crate) cooldowns: BTreeMap<String, &'static Cooldown>,
+    pub(crate) throttles: BTreeMap<String, &'static Throttle>,
+    pub(crate) breakers: BTreeMap<String, &'static Breaker>,
+    /// `[routes.NAME]`, built on demand (`route.rs`).
+    pub(crate) routes: BTreeMap<String, crate::route::RouteSpec>,
 }
 
 impl Policies {
@@ -287,6 +289,7 @@ impl Policies {
             }
             set.policies.insert(name.clone(), policy);
         }
+        crate::route::build(&mut set, &document);
         set
     }
 

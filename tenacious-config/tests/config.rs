@@ -377,12 +377,13 @@ fn values_of_the_wrong_type_say_what_the_key_takes() {
         (
             "max = 3",
             "max: unknown key `max`: a set of policies names each one, with its settings under \
-             `[policies.NAME]`; the keys are: policies, budgets, cooldowns, throttles, breakers",
+             `[policies.NAME]`; the keys are: policies, budgets, cooldowns, throttles, breakers, \
+             routes",
         ),
         (
             "[policy.a]",
             "policy: unknown key `policy`; the keys are: policies, budgets, cooldowns, throttles, \
-             breakers",
+             breakers, routes",
         ),
         (
             "[policies.\"my.policy\"]\nmaxx = 1",
