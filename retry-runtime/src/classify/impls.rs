@@ -40,6 +40,9 @@ macro_rules! forward_classify {
             fn rejected(&self) -> Option<crate::Reject> {
                 (**self).rejected()
             }
+            fn inner(&self) -> Option<&dyn Classify> {
+                (**self).inner()
+            }
         }
     )*};
 }
@@ -224,6 +227,30 @@ fn io_kind_name(kind: io::ErrorKind) -> &'static str {
 mod tests {
     use super::*;
     use io::ErrorKind as K;
+
+    /// A wrapper that names what it wraps.
+    #[derive(Debug)]
+    struct Wrapper(io::Error);
+
+    impl Classify for Wrapper {
+        fn classify(&self) -> ErrorClass {
+            ErrorClass::Fatal
+        }
+        fn inner(&self) -> Option<&dyn Classify> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_pointer_to_a_wrapper_names_its_inner_error_too() {
+        let wrapper = Wrapper(io::Error::from(K::TimedOut));
+        // A `&&Wrapper` answered `None` before: `inner` was not forwarded.
+        let by_ref: &&Wrapper = &&wrapper;
+        assert_eq!(by_ref.inner().map(Classify::variant), Some("TimedOut"));
+        let boxed: Box<dyn Classify> = Box::new(Wrapper(io::Error::from(K::TimedOut)));
+        assert_eq!(boxed.inner().map(Classify::variant), Some("TimedOut"));
+        assert_eq!(Arc::new(wrapper).inner().map(Classify::variant), Some("TimedOut"));
+    }
 
     #[test]
     fn io_table() {
