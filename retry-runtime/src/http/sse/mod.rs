@@ -46,6 +46,7 @@
 pub mod anthropic;
 pub mod openai;
 mod parse;
+mod provider;
 
 use std::fmt;
 use std::pin::Pin;
