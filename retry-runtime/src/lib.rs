@@ -91,6 +91,15 @@ pub mod registry {
     pub use crate::policy::bound::{PolicySet, missing, policy, register, registered};
 }
 
+/// Not a stable API: what the routes over base URLs of `tenacious-reqwest`
+/// and `tenacious-tower` share (the path rule, the error a failed route
+/// stands for), written once on the runtime's types and `&str`.
+#[cfg(feature = "http")]
+#[doc(hidden)]
+pub mod __route_http {
+    pub use crate::route::http::{Relative, inner, into_last_answer, last, source};
+}
+
 // The public modules, each defined in its concept's folder.
 pub use call::{poll, stream};
 #[doc(hidden)]

@@ -51,6 +51,8 @@
 //! ```
 mod call;
 mod hop;
+#[cfg(feature = "http")]
+pub(crate) mod http;
 mod outcome;
 mod rto;
 mod rules;

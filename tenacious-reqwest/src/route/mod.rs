@@ -2,15 +2,22 @@
 //! next target serving when one cannot; [`ServedBy`], the target that
 //! answered; [`RouteFailed`] and [`AttemptError`], what a route that no
 //! target served returns.
+mod error;
+mod rewrite;
+mod served;
+
 use std::borrow::Cow;
-use std::fmt;
 use std::time::Duration;
 
 use http::{Extensions, HeaderName};
 use reqwest::{Request, Response, Url};
 use reqwest_middleware::{Error, Middleware, Next};
-use tenacious_runtime::route::{Route, RouteFailure, TargetError, Tried};
-use tenacious_runtime::{Classify, Elapsed, ErrorClass, HttpError, RetryEvent};
+use tenacious_runtime::__route_http::Relative;
+use tenacious_runtime::route::Route;
+use tenacious_runtime::{Elapsed, RetryEvent};
+
+pub use error::{AttemptError, RouteFailed};
+pub use served::ServedBy;
 
 use crate::failed::{Cause, Failed};
 use crate::{Answer, IDEMPOTENCY_KEY, RetryMiddleware, Source, attempt};
@@ -96,8 +103,8 @@ use crate::{Answer, IDEMPOTENCY_KEY, RetryMiddleware, Source, attempt};
 /// the rest of the chain, with its own copy of the extensions, and the
 /// target's policy decides on what comes back as [`RetryMiddleware`]
 /// does: an answer with a 4xx or 5xx status is classified by
-/// [`HttpError`] (status, `Retry-After`, `x-should-retry`, the error
-/// body's first 64 KiB, read for at most
+/// [`HttpError`](tenacious_runtime::HttpError) (status, `Retry-After`,
+/// `x-should-retry`, the error body's first 64 KiB, read for at most
 /// [`body_timeout`](RouteMiddleware::body_timeout)), an error of the
 /// chain by `impl Classify for reqwest_middleware::Error`, so a `503` is
 /// retried at the target, a `429`'s `Retry-After` is waited there up to
@@ -129,11 +136,12 @@ use crate::{Answer, IDEMPOTENCY_KEY, RetryMiddleware, Source, attempt};
 ///   [`RouteFailed`], every target's outcome and why the route stopped.
 ///   It is classified as the last target's error (through
 ///   `impl Classify for reqwest_middleware::Error`, which finds that error
-///   in its source chain: the [`HttpError`] of a `400`, the client's error
-///   of a refused connection), so a `#[retry]` fn around the client
-///   decides on it as on the target's own; the last bad answer, body
-///   whole, is [`RouteFailed::last_response`]. The request's extensions
-///   are left as they were.
+///   in its source chain: the [`HttpError`](tenacious_runtime::HttpError)
+///   of a `400`, the client's error of a refused connection), so a
+///   `#[retry]` fn around the client decides on it as on the target's
+///   own; the last bad answer, body whole, is
+///   [`RouteFailed::last_response`]. The request's extensions are left as
+///   they were.
 ///
 /// # A body that cannot be cloned
 ///
@@ -272,7 +280,7 @@ impl RouteMiddleware {
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
         let first = &self.route.targets()[0];
-        *request.url_mut() = relative.at(first.data());
+        *request.url_mut() = rewrite::at(relative, first.data());
         let mut source = Source::new(request);
         let policy = first.get_policy();
         let throttle = policy.get_throttle();
@@ -330,7 +338,7 @@ impl Middleware for RouteMiddleware {
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
-        let relative = Relative::of(request.url(), self.route.targets()[0].data());
+        let relative = rewrite::relative(request.url(), self.route.targets()[0].data());
         if request.try_clone().is_none() {
             return self.once(request, &relative, extensions, next).await;
         }
@@ -342,7 +350,7 @@ impl Middleware for RouteMiddleware {
             .route
             .call(|target| {
                 let copy = request.try_clone().map(|mut copy| {
-                    *copy.url_mut() = relative.at(target.data());
+                    *copy.url_mut() = rewrite::at(relative, target.data());
                     copy
                 });
                 let throttle = target.get_policy().get_throttle();
@@ -380,369 +388,6 @@ impl Middleware for RouteMiddleware {
                 failure,
                 deadline: self.route.get_deadline().map(Elapsed::new),
             })),
-        }
-    }
-}
-
-/// What of a request's URL goes after each target's base: the path after
-/// the first target's base path, and the query.
-struct Relative {
-    path: String,
-    query: Option<String>,
-}
-
-impl Relative {
-    /// The part of `url` after the first target's base `first`.
-    fn of(url: &Url, first: &Url) -> Self {
-        let base = first.path().trim_end_matches('/');
-        let path = url.path();
-        let rest = match path.strip_prefix(base) {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => rest,
-            _ => path,
-        };
-        Self {
-            path: rest.to_owned(),
-            query: url.query().map(str::to_owned),
-        }
-    }
-
-    /// The URL a target of base `base` is sent.
-    fn at(&self, base: &Url) -> Url {
-        let mut url = base.clone();
-        let mut path = base.path().trim_end_matches('/').to_owned();
-        path.push_str(&self.path);
-        if path.is_empty() {
-            path.push('/');
-        }
-        url.set_path(&path);
-        let query = [base.query(), self.query.as_deref()]
-            .into_iter()
-            .flatten()
-            .filter(|query| !query.is_empty())
-            .collect::<Vec<_>>()
-            .join("&");
-        url.set_query((!query.is_empty()).then_some(query.as_str()));
-        url
-    }
-}
-
-/// Which target of the route answered: put in the extensions of the
-/// response a [`RouteMiddleware`] returns.
-///
-/// ```
-/// use tenacious::reqwest_middleware::ServedBy;
-///
-/// fn served_by(response: &reqwest::Response) -> Option<&str> {
-///     response.extensions().get::<ServedBy>().map(ServedBy::name)
-/// }
-/// let response = reqwest::Response::from(http::Response::new(""));
-/// assert_eq!(served_by(&response), None);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ServedBy {
-    name: Cow<'static, str>,
-    index: usize,
-    attempts: u32,
-}
-
-impl ServedBy {
-    /// The target's name.
-    #[must_use]
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Its place in the route, 0 for the first target.
-    #[must_use]
-    pub const fn index(&self) -> usize {
-        self.index
-    }
-
-    /// The attempts the request took at it (those at the targets before
-    /// it not counted).
-    #[must_use]
-    pub const fn attempts(&self) -> u32 {
-        self.attempts
-    }
-
-    /// Whether a target other than the first served.
-    #[must_use]
-    pub const fn fell_back(&self) -> bool {
-        self.index > 0
-    }
-}
-
-/// How an attempt at a target failed: the error a [`RouteMiddleware`]'s
-/// route is told (in each [`Tried`] of a [`RouteFailed`]), classified as
-/// [`RetryMiddleware`] classifies an attempt.
-///
-/// ```
-/// use tenacious::reqwest_middleware::AttemptError;
-/// use tenacious::{Classify, ErrorClass, HttpError};
-///
-/// let answer = http::Response::builder().status(503).body("").unwrap();
-/// let error = AttemptError::Status {
-///     error: HttpError::from_response(&answer),
-///     response: answer.into(),
-/// };
-/// assert_eq!(error.classify(), ErrorClass::Transient);
-/// assert_eq!(error.response().map(|r| r.status().as_u16()), Some(503));
-/// ```
-#[derive(Debug)]
-#[non_exhaustive]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "a bad answer is the common failure: boxing it would allocate for each"
-)]
-pub enum AttemptError {
-    /// The target answered with a 4xx or 5xx status, classified by the
-    /// status, the headers and the error body; the response is kept
-    /// whole (the bytes read for the classification are read again).
-    Status {
-        /// The answer, classified.
-        error: HttpError,
-        /// The answer itself.
-        response: Response,
-    },
-    /// The rest of the chain or the client failed (a refused
-    /// connection, a timeout of the client).
-    Sent(Error),
-}
-
-impl AttemptError {
-    /// The bad answer, if the target sent one.
-    #[must_use]
-    pub const fn response(&self) -> Option<&Response> {
-        match self {
-            Self::Status { response, .. } => Some(response),
-            Self::Sent(_) => None,
-        }
-    }
-
-    /// The bad answer, owned, if the target sent one.
-    #[must_use]
-    pub fn into_response(self) -> Option<Response> {
-        match self {
-            Self::Status { response, .. } => Some(response),
-            Self::Sent(_) => None,
-        }
-    }
-
-    /// An attempt's failure as the shared attempt returns it. The policy's
-    /// timeouts and guards are the route's (its silence, its refusals):
-    /// an attempt of the route never returns those, kept here all the same.
-    fn from_failed(failed: Failed) -> Self {
-        match failed.cause {
-            Cause::Response { error, response } => Self::Status { error, response },
-            Cause::Sent(error) => Self::Sent(error),
-            Cause::Elapsed(elapsed) => Self::Sent(Error::middleware(elapsed)),
-            Cause::Refused(refused) => Self::Sent(Error::middleware(refused)),
-        }
-    }
-
-    fn as_dyn(&self) -> &dyn Classify {
-        match self {
-            Self::Status { error, .. } => error,
-            Self::Sent(error) => error,
-        }
-    }
-}
-
-impl fmt::Display for AttemptError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Status { error, .. } => error.fmt(f),
-            Self::Sent(error) => error.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for AttemptError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(match self {
-            Self::Status { error, .. } => error,
-            Self::Sent(error) => error,
-        })
-    }
-}
-
-/// As the [`HttpError`] or the chain's error it holds.
-impl Classify for AttemptError {
-    fn classify(&self) -> ErrorClass {
-        self.as_dyn().classify()
-    }
-
-    /// The error held: every method not written here is its.
-    fn inner(&self) -> Option<&dyn Classify> {
-        Some(self.as_dyn())
-    }
-}
-
-/// A request no target of a [`RouteMiddleware`]'s route served: the
-/// error it returns, in `reqwest_middleware::Error::Middleware`.
-///
-/// It holds the route's [`RouteFailure`] (each target tried, its attempts,
-/// why its policy gave up, its last error, and why the route stopped), and
-/// is classified as its last error: that of the last target tried that
-/// made an attempt or was refused by its guards (a target the route
-/// skipped has none), else, when the route's deadline was spent before
-/// any target, as an [`Elapsed`] of that deadline (transient). That error
-/// is its [`source`](std::error::Error::source), where
-/// `impl Classify for reqwest_middleware::Error` finds it, so the
-/// client's error classifies the same.
-///
-/// ```
-/// use http::Extensions;
-/// use reqwest::{Request, Response, Url};
-/// use reqwest_middleware::{ClientBuilder, Middleware, Next};
-/// use tenacious::reqwest_middleware::{RouteFailed, RouteMiddleware};
-/// use tenacious::route::{Route, RouteStop, Target};
-/// use tenacious::{Classify, ErrorClass, Policy};
-///
-/// /// Stands for the network: every provider is down.
-/// struct Down;
-///
-/// #[async_trait::async_trait]
-/// impl Middleware for Down {
-///     async fn handle(&self, _: Request, _: &mut Extensions, _: Next<'_>)
-///         -> reqwest_middleware::Result<Response> {
-///         Ok(http::Response::builder().status(503).body("down").unwrap().into())
-///     }
-/// }
-///
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() {
-/// let route = Route::builder("docs-reqwest-down")
-///     .target(
-///         Target::new("docs-reqwest-down-a", Url::parse("https://a.example/v1").unwrap())
-///             .policy(Policy::new().max(2)),
-///     )
-///     .target(Target::new("docs-reqwest-down-b", Url::parse("https://b.example/v1").unwrap()))
-///     .build()
-///     .unwrap();
-/// let client = ClientBuilder::new(reqwest::Client::new())
-///     .with(RouteMiddleware::new(route))
-///     .with(Down)
-///     .build();
-/// let error = client.get("https://a.example/v1/models").send().await.unwrap_err();
-/// // The client's error classifies as the last target's 503.
-/// assert_eq!(error.classify(), ErrorClass::Transient);
-/// let reqwest_middleware::Error::Middleware(error) = error else { panic!("a route failure") };
-/// let failed = error.downcast::<RouteFailed>().unwrap();
-/// assert_eq!(failed.failure().reason(), RouteStop::NoTargetLeft);
-/// assert_eq!(failed.failure().tried()[0].attempts(), 2);
-/// let answer = failed.into_last_response().unwrap();
-/// assert_eq!((answer.status().as_u16(), answer.text().await.unwrap().as_str()), (503, "down"));
-/// # }
-/// ```
-#[derive(Debug)]
-pub struct RouteFailed {
-    failure: RouteFailure<AttemptError>,
-    /// The route's deadline, what a route that tried no target failed by.
-    deadline: Option<Elapsed>,
-}
-
-impl RouteFailed {
-    /// Every target's outcome, and why the route stopped.
-    #[must_use]
-    pub const fn failure(&self) -> &RouteFailure<AttemptError> {
-        &self.failure
-    }
-
-    /// The route's failure, owned.
-    #[must_use]
-    pub fn into_failure(self) -> RouteFailure<AttemptError> {
-        self.failure
-    }
-
-    /// The last target's bad answer, when its last error was one (a
-    /// `400` the route stopped on, the `503` of the last target), body
-    /// whole: what the server said.
-    #[must_use]
-    pub fn last_response(&self) -> Option<&Response> {
-        match self.last()? {
-            TargetError::Answer(error) => error.response(),
-            _ => None,
-        }
-    }
-
-    /// The last target's bad answer, owned.
-    #[must_use]
-    pub fn into_last_response(self) -> Option<Response> {
-        let index = self
-            .failure
-            .tried()
-            .iter()
-            .rposition(|tried| has_error(tried.error()))?;
-        match self
-            .failure
-            .into_tried()
-            .into_iter()
-            .nth(index)?
-            .into_error()
-        {
-            TargetError::Answer(error) => error.into_response(),
-            _ => None,
-        }
-    }
-
-    /// The last error: that of the last target tried that has one.
-    fn last(&self) -> Option<&TargetError<AttemptError>> {
-        self.failure
-            .tried()
-            .iter()
-            .rev()
-            .map(Tried::error)
-            .find(|error| has_error(error))
-    }
-}
-
-/// Whether a target's outcome has an error of its own: it made an
-/// attempt, or its guards refused it (a target the route skipped has
-/// none).
-const fn has_error(error: &TargetError<AttemptError>) -> bool {
-    matches!(
-        error,
-        TargetError::Answer(_) | TargetError::Silent(_) | TargetError::GuardRefused(_)
-    )
-}
-
-impl fmt::Display for RouteFailed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.failure.fmt(f)
-    }
-}
-
-impl std::error::Error for RouteFailed {
-    /// The last error (see [`RouteFailed`]).
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self.last() {
-            Some(TargetError::Answer(error)) => Some(error),
-            Some(TargetError::Silent(elapsed)) => Some(elapsed),
-            Some(TargetError::GuardRefused(refused)) => Some(refused),
-            _ => self
-                .deadline
-                .as_ref()
-                .map(|elapsed| elapsed as &(dyn std::error::Error + 'static)),
-        }
-    }
-}
-
-/// As its last error (see [`RouteFailed`]).
-impl Classify for RouteFailed {
-    fn classify(&self) -> ErrorClass {
-        self.inner()
-            .map_or(ErrorClass::Transient, Classify::classify)
-    }
-
-    /// The last error: every method not written here is its.
-    fn inner(&self) -> Option<&dyn Classify> {
-        match self.last() {
-            Some(error) => Some(error),
-            None => self
-                .deadline
-                .as_ref()
-                .map(|elapsed| elapsed as &dyn Classify),
         }
     }
 }
