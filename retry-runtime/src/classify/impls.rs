@@ -249,7 +249,10 @@ mod tests {
         assert_eq!(by_ref.inner().map(Classify::variant), Some("TimedOut"));
         let boxed: Box<dyn Classify> = Box::new(Wrapper(io::Error::from(K::TimedOut)));
         assert_eq!(boxed.inner().map(Classify::variant), Some("TimedOut"));
-        assert_eq!(Arc::new(wrapper).inner().map(Classify::variant), Some("TimedOut"));
+        assert_eq!(
+            Arc::new(wrapper).inner().map(Classify::variant),
+            Some("TimedOut")
+        );
     }
 
     #[test]
