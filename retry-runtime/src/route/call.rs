@@ -116,20 +116,26 @@ impl<D> Route<D> {
             // Atomic, not a `Cell`: the call's future stays `Send` (it holds a
             // reference to it across the target's attempts).
             let attempts = AtomicU32::new(0);
-            let result: Result<T, Failure<Hop<E>>> = policy
-                .retry_failure(|| {
-                    attempts.fetch_add(1, Ordering::Relaxed);
-                    let attempt = op(target);
-                    let learns = target.learns();
-                    async move {
-                        match silence {
-                            // The common case holds nothing but the attempt.
-                            None if !learns => attempt.await.map_err(Hop::Answer),
-                            _ => timed(target, attempt, silence, &self.targets).await,
-                        }
-                    }
-                })
-                .await;
+            // Two loops, so the common one (no silence limit, nothing
+            // learnt) builds attempts that hold nothing but the call: the
+            // timed one's attempts carry a timer, which every attempt would
+            // otherwise build and move.
+            let result: Result<T, Failure<Hop<E>>> = if silence.is_none() && !target.learns() {
+                policy
+                    .retry_failure(|| {
+                        attempts.fetch_add(1, Ordering::Relaxed);
+                        let attempt = op(target);
+                        async move { attempt.await.map_err(Hop::Answer) }
+                    })
+                    .await
+            } else {
+                policy
+                    .retry_failure(|| {
+                        attempts.fetch_add(1, Ordering::Relaxed);
+                        timed(target, op(target), silence, &self.targets)
+                    })
+                    .await
+            };
             let failure = match result {
                 Ok(value) => {
                     return Ok(Routed {

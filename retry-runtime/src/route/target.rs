@@ -197,6 +197,7 @@ impl<D> Target<D> {
     /// its floor and the written limit, else the written one. A target
     /// that learns but has not answered yet starts from its `peers`' (the
     /// route's other targets) estimate, the most patient of them.
+    #[inline]
     pub(super) fn silence_now(&self, peers: &[Self]) -> Option<Duration> {
         self.learnt(self.get_silence(), peers)
     }
@@ -214,10 +215,22 @@ impl<D> Target<D> {
     }
 
     /// The learnt limit within the floor and `written`, else `written`.
+    #[inline]
     fn learnt(&self, written: Option<Duration>, peers: &[Self]) -> Option<Duration> {
         let Some(floor) = self.learn else {
             return written;
         };
+        self.learnt_from(floor, written, peers)
+    }
+
+    /// The learnt limit, out of line: only targets that learn pay it.
+    #[inline(never)]
+    fn learnt_from(
+        &self,
+        floor: Duration,
+        written: Option<Duration>,
+        peers: &[Self],
+    ) -> Option<Duration> {
         let estimate = self.estimate().or_else(|| peer_estimate(self, peers));
         match estimate {
             Some(rto) => Some(rto.limit(floor, written)),
