@@ -241,7 +241,7 @@ impl<D> Target<D> {
     /// The target was silent past its learnt limit: the limit backs off
     /// (doubles), from its own estimate or the one it started from.
     pub(super) fn went_silent(&self, peers: &[Self]) {
-        let (Some(_), Some(slot)) = (self.learn, self.slot) else {
+        let (Some(floor), Some(slot)) = (self.learn, self.slot) else {
             return;
         };
         let peer = self
@@ -258,6 +258,7 @@ impl<D> Target<D> {
         }
         if let Some(rto) = rto.as_mut() {
             rto.back_off();
+            slot.stats.set_silence_limit(rto.limit(floor, None));
         }
     }
 
@@ -283,10 +284,15 @@ impl<D> Target<D> {
                 .rto
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            match rto.as_mut() {
-                Some(rto) => rto.update(took),
-                None => *rto = Some(super::rto::Rto::first(took)),
-            }
+            let rto = match rto.as_mut() {
+                Some(rto) => {
+                    rto.update(took);
+                    rto
+                }
+                None => rto.insert(super::rto::Rto::first(took)),
+            };
+            let floor = self.learn.unwrap_or_default();
+            slot.stats.set_silence_limit(rto.limit(floor, None));
         }
     }
 

@@ -91,6 +91,8 @@ pub struct CallStats {
     partial: AtomicU64,
     /// The items those streams had delivered, added up (saturating).
     partial_items: AtomicU64,
+    /// A route target's learnt silence limit, in nanoseconds; 0: none.
+    silence_limit: AtomicU64,
     registered: AtomicBool,
     next: OnceLock<&'static CallStats>,
     #[cfg(feature = "metrics")]
@@ -158,6 +160,7 @@ impl CallStats {
             resumes: AtomicU64::new(0),
             partial: AtomicU64::new(0),
             partial_items: AtomicU64::new(0),
+            silence_limit: AtomicU64::new(0),
             registered: AtomicBool::new(false),
             next: OnceLock::new(),
             #[cfg(feature = "metrics")]
@@ -229,6 +232,17 @@ impl CallStats {
         .with_streams(self.stream_counts())
         .with_fallbacks(self.fallbacks.load(Relaxed))
         .with_refused(refused.min(calls))
+        .with_silence_limit(match self.silence_limit.load(Relaxed) {
+            0 => None,
+            nanos => Some(std::time::Duration::from_nanos(nanos)),
+        })
+    }
+
+    /// A route target's learnt silence limit now (see
+    /// [`FnStats::silence_limit`]).
+    pub(crate) fn set_silence_limit(&self, limit: std::time::Duration) {
+        let nanos = u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX).max(1);
+        self.silence_limit.store(nanos, Relaxed);
     }
 
     /// The stream counters now. The sum of the times to first item is read

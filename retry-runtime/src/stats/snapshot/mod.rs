@@ -3,6 +3,8 @@
 mod streams;
 mod table;
 
+use std::time::Duration;
+
 use super::GuardStats;
 use crate::{ErrorClass, StopReason};
 pub(super) use streams::StreamCounts;
@@ -89,6 +91,7 @@ pub struct FnStats {
     stream: StreamCounts,
     fallbacks: u64,
     refused: u64,
+    silence_limit: Option<Duration>,
 }
 
 impl FnStats {
@@ -112,9 +115,27 @@ impl FnStats {
             stream: StreamCounts::default(),
             fallbacks: 0,
             refused: 0,
+            silence_limit: None,
         };
         stats.add_errors(&errors);
         stats
+    }
+
+    /// The same counts, with a route target's learnt silence limit.
+    pub(super) const fn with_silence_limit(mut self, limit: Option<Duration>) -> Self {
+        self.silence_limit = limit;
+        self
+    }
+
+    /// For the record of a route target that
+    /// [learns its silence](crate::route::Target::learn_silence): the
+    /// limit it learnt from its answers — SRTT + 4·RTTVAR of its recent
+    /// successes, doubled for each silence since, at least its floor;
+    /// the written limit still caps it when it is applied. `None` for
+    /// any other record, and before the target's first answer.
+    #[must_use]
+    pub const fn silence_limit(&self) -> Option<Duration> {
+        self.silence_limit
     }
 
     /// The same counts, with `fallbacks` give-ups a fallback answered.
