@@ -10,7 +10,7 @@
 //! | [`safety`] | a retry never makes things worse: timeouts and deadlines, idempotency keys, `check`, `fallback`, calls that are not idempotent, budgets, guards, nested retries, `Failure<E>`, per-variant limits |
 //! | [`http`] | status codes, `Retry-After`, `x-should-retry`, providers' error bodies, server-sent events |
 //! | [`streams`] | retrying a stream: before and after its first item, resuming, timers, what it costs |
-//! | [`routes`] | a request sent on to the next model, deployment or provider: `Route`, the rule per error, one deadline |
+//! | [`routes`] | a request sent on to the next model, deployment or provider: `Route`, the rule per error, streams that switch before the first token, one deadline, the gateway |
 //! | [`fleets`] | callers of one provider act as one: `Cooldown`, `Throttle`, `Breaker`, and the fleet simulation |
 //! | [`config`] | policies from TOML, JSON or the environment, and `#[retry(policy = "name")]` (feature `config`) |
 //! | [`errors`] | errors from other crates: wrapping them, `#[classify(with = path)]` |
