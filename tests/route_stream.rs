@@ -805,3 +805,53 @@ async fn a_continuation_keeps_what_follows_its_content_and_the_usage_is_summed()
     assert_eq!(routed.usage(), tenacious::stream::Usage::new(40, 7));
     assert_eq!(routed.served_by(), Some("rs-usage-b"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_routed_stream_dropped_during_a_half_open_probe_leaves_the_breaker_able_to_probe_again() {
+    let open_for = Duration::from_secs(10);
+    let route = Route::builder("rs-drop")
+        .target(
+            Target::new("rs-drop-a", "a")
+                .policy(QUICK.max(1))
+                .breaker(Breaker::new().min_throughput(1).open_for(open_for)),
+        )
+        .target(Target::new("rs-drop-b", "b").policy(QUICK))
+        .build()
+        .unwrap();
+    // One failure opens the primary's breaker.
+    let routed = route.stream(|target, _| {
+        let name = *target.data();
+        async move {
+            match name {
+                "a" => Err(ChatError::Overloaded),
+                _ => Ok(answer("b", &["ok"])),
+            }
+        }
+    });
+    assert!(drain(routed).await.1.is_none());
+    tokio::time::sleep(open_for + Duration::from_secs(1)).await;
+    // Half-open: this stream's open is the probe, and it is dropped
+    // while the primary has not answered.
+    let opened = AtomicU32::new(0);
+    {
+        let routed = route.stream(|_, _| {
+            opened.fetch_add(1, Ordering::Relaxed);
+            async { std::future::pending::<Result<Source, ChatError>>().await }
+        });
+        let mut routed = std::pin::pin!(routed);
+        let polled = tokio::time::timeout(Duration::from_secs(1), routed.next()).await;
+        assert!(polled.is_err(), "still waiting on the probe");
+    }
+    assert_eq!(opened.load(Ordering::Relaxed), 1);
+    // The dropped probe gave its slot back: the next stream probes the
+    // primary again (it is not skipped as if a probe were in flight).
+    let asked = RefCell::new(Vec::new());
+    let routed = route.stream(|target, _| {
+        asked.borrow_mut().push(*target.data());
+        async { Ok(answer("a", &["back"])) }
+    });
+    let (items, failure) = drain(routed).await;
+    assert!(failure.is_none());
+    assert_eq!(text(&items), "back");
+    assert_eq!(*asked.borrow(), vec!["a"]);
+}
