@@ -134,6 +134,7 @@ pub use guard::budget::RetryBudget;
 pub use guard::cooldown::Cooldown;
 pub use guard::refused::{Refusable, Refused};
 pub use guard::throttle::{Throttle, ThrottleStats};
+pub use guard::{AdaptiveLimit, Sample, SampleOutcome};
 pub use guard::{Admit, AttemptResult, Guard, NextAttempt, Outcome, PendingAdmit};
 #[cfg(feature = "http")]
 pub use http::class::HttpError;

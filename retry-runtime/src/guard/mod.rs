@@ -3,6 +3,7 @@
 //! told how each attempt ended ([`Outcome`]). [`RetryBudget`] is one; the
 //! engine consults a policy's guards in `engine.rs` (at a retry's
 //! decision) and `pace.rs` (before an attempt, after a wait).
+mod adaptive;
 pub(crate) mod breaker;
 pub(crate) mod budget;
 pub(crate) mod cooldown;
@@ -20,6 +21,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use crate::{ErrorClass, RetryBudget, Signals, StopReason};
+
+pub use adaptive::{AdaptiveLimit, Sample, SampleOutcome};
 
 /// Something every call naming it shares, asked before each attempt
 /// whether it may start and told how each attempt ended: a retry budget, a
