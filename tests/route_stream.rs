@@ -855,3 +855,49 @@ async fn a_routed_stream_dropped_during_a_half_open_probe_leaves_the_breaker_abl
     assert_eq!(text(&items), "back");
     assert_eq!(*asked.borrow(), vec!["a"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_routed_call_dropped_during_a_half_open_probe_leaves_the_breaker_able_to_probe_again() {
+    let open_for = Duration::from_secs(10);
+    let route = Route::builder("rc-drop")
+        .target(
+            Target::new("rc-drop-a", "a")
+                .policy(QUICK.max(1))
+                .breaker(Breaker::new().min_throughput(1).open_for(open_for)),
+        )
+        .target(Target::new("rc-drop-b", "b").policy(QUICK))
+        .build()
+        .unwrap();
+    let first = route
+        .call(|target| {
+            let name = *target.data();
+            async move {
+                match name {
+                    "a" => Err(ChatError::Overloaded),
+                    _ => Ok("b"),
+                }
+            }
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.served_by(), "rc-drop-b");
+    tokio::time::sleep(open_for + Duration::from_secs(1)).await;
+    // The probe's call is dropped mid-attempt.
+    let probe = route.call(|_| std::future::pending::<Result<&str, ChatError>>());
+    assert!(
+        tokio::time::timeout(Duration::from_secs(1), probe)
+            .await
+            .is_err()
+    );
+    // Its slot came back: the next call probes the primary again.
+    let asked = RefCell::new(Vec::new());
+    let answer = route
+        .call(|target| {
+            asked.borrow_mut().push(*target.data());
+            async { Ok::<_, ChatError>("back") }
+        })
+        .await
+        .unwrap();
+    assert_eq!((answer.value, answer.served_by()), ("back", "rc-drop-a"));
+    assert_eq!(*asked.borrow(), vec!["a"]);
+}
