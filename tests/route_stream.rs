@@ -901,3 +901,47 @@ async fn a_routed_call_dropped_during_a_half_open_probe_leaves_the_breaker_able_
     assert_eq!((answer.value, answer.served_by()), ("back", "rc-drop-a"));
     assert_eq!(*asked.borrow(), vec!["a"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_thousand_routed_streams_at_once_each_fall_back_once_and_deliver_each_item_once() {
+    let route = std::sync::Arc::new(
+        Route::builder("rs-load")
+            .target(Target::new("rs-load-a", "a").policy(QUICK.max(2)))
+            .target(Target::new("rs-load-b", "b").policy(QUICK).continues(true))
+            .build()
+            .unwrap(),
+    );
+    let opens = std::sync::Arc::new(AtomicU32::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..1_000_u32 {
+        let (route, opens) = (std::sync::Arc::clone(&route), std::sync::Arc::clone(&opens));
+        tasks.spawn(async move {
+            let routed = route.stream(|target, resume| {
+                opens.fetch_add(1, Ordering::Relaxed);
+                let (name, had) = (*target.data(), resume.items().len());
+                async move {
+                    Ok(match (name, i % 2) {
+                        // Half are cut after content, half fail before it.
+                        ("a", 0) => cut("a", &["x "], ChatError::Cut),
+                        ("a", _) => cut("a", &[], ChatError::Overloaded),
+                        _ => {
+                            let rest: &[&str] = if had == 1 { &["y"] } else { &["x ", "y"] };
+                            answer("b", rest)
+                        }
+                    })
+                }
+            });
+            let (items, failure) = drain(routed).await;
+            assert!(failure.is_none(), "{failure:?}");
+            text(&items)
+        });
+    }
+    let mut done = 0;
+    while let Some(text) = tasks.join_next().await {
+        assert_eq!(text.unwrap(), "x y");
+        done += 1;
+    }
+    assert_eq!(done, 1_000);
+    // Cut after content: 1 open at a, then b. Failed before: 2 at a, then b.
+    assert_eq!(opens.load(Ordering::Relaxed), 500 * 2 + 500 * 3);
+}
