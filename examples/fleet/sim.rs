@@ -46,7 +46,6 @@
 //! (`--redis`) runs its workers as OS processes against its [`Bucket`].
 
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
 use std::time::Duration;
 
 use rand::rngs::SmallRng;
@@ -322,14 +321,20 @@ impl Config {
 #[derive(Debug)]
 pub struct Bucket {
     tokens: f64,
-    at: Instant,
+    /// The instant the bucket was made full: the times below count from it.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    origin: Instant,
+    /// The last arrival, after `origin`.
+    at: Duration,
     /// Tokens per second.
     rate: f64,
     burst: f64,
     penalty: bool,
 }
 
-/// What the provider answered a request with, headers included.
+/// What the provider answered a request with, headers included (the
+/// provider of `examples/fleet/procs.rs`, `--redis`).
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
 #[derive(Debug, Clone, Copy)]
 pub struct Answer {
     /// Served (else 429).
@@ -350,7 +355,8 @@ impl Bucket {
     pub fn new(config: &Config, at: Instant) -> Self {
         Self {
             tokens: f64::from(config.burst),
-            at,
+            origin: at,
+            at: Duration::ZERO,
             rate: f64::from(config.rpm) / 60.0,
             burst: f64::from(config.burst),
             penalty: config.penalty,
@@ -358,33 +364,71 @@ impl Bucket {
     }
 
     /// A request arriving at `now`: the provider's answer.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub fn arrive(&mut self, now: Instant) -> Answer {
-        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        let served = self.take(now.saturating_duration_since(self.origin));
+        Answer {
+            served,
+            retry_after: if served {
+                Duration::ZERO
+            } else {
+                self.retry_after()
+            },
+            remaining: self.remaining(),
+            reset: self.reset(),
+            limit: self.limit(),
+        }
+    }
+
+    /// A request arriving `since` the bucket was made full: whether a
+    /// token serves it. The headers of the answer are read from the bucket
+    /// right after ([`Bucket::retry_after`] and the others), only those the
+    /// client reads: the simulation's hot path.
+    fn take(&mut self, since: Duration) -> bool {
+        let elapsed = since.saturating_sub(self.at).as_secs_f64();
         self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
-        self.at = now;
+        self.at = since;
         let served = self.tokens >= 1.0;
         if served || self.penalty {
             self.tokens -= 1.0;
         }
-        // Until a whole token is there again, rounded up to seconds.
+        served
+    }
+
+    /// `Retry-After` of a 429: until a whole token is there again, rounded
+    /// up to seconds.
+    fn retry_after(&self) -> Duration {
         let short = (1.0 - self.tokens).max(0.0) / self.rate;
-        let retry_after = if served {
-            Duration::ZERO
-        } else {
-            Duration::from_secs_f64(short.ceil().max(1.0))
-        };
-        // Whole tokens: the header is an integer, and never negative.
+        Duration::from_secs_f64(short.ceil().max(1.0))
+    }
+
+    /// `x-ratelimit-remaining-requests`: whole tokens, as the header is an
+    /// integer, and never negative.
+    fn remaining(&self) -> u64 {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let remaining = self.tokens.max(0.0).floor() as u64;
-        Answer {
-            served,
-            retry_after,
-            remaining,
-            reset: Duration::from_secs_f64((self.burst - self.tokens).max(0.0) / self.rate),
-            // The burst is a whole number of requests (`Config::burst`).
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            limit: self.burst as u64,
-        }
+        remaining
+    }
+
+    /// `x-ratelimit-reset-requests`: until the bucket is full again.
+    fn reset(&self) -> Duration {
+        Duration::from_secs_f64((self.burst - self.tokens).max(0.0) / self.rate)
+    }
+
+    /// `x-ratelimit-limit-requests`: the bucket's size.
+    fn limit(&self) -> u64 {
+        // The burst is a whole number of requests (`Config::burst`).
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let limit = self.burst as u64;
+        limit
+    }
+
+    /// The rate-limit headers of the answer just given, as [`Signals`].
+    fn signals(&self) -> Signals {
+        Signals::NONE
+            .remaining(self.remaining())
+            .reset(self.reset())
+            .limit(self.limit())
     }
 }
 
@@ -590,19 +634,22 @@ fn quantile(sorted: &[Duration], q: f64) -> Duration {
     sorted[rank - 1]
 }
 
-/// What the run's workers share: the provider and the counters.
+/// What the run's workers share: the provider and the counters. One a
+/// run, in [`FLEET`] while the run is under way on its thread.
 #[derive(Debug)]
 struct Fleet {
     bucket: RefCell<Bucket>,
     start: Instant,
-    end: Instant,
+    /// The run's length: what happens from `start + duration` on is not
+    /// counted.
+    duration: Duration,
     requests: Cell<u64>,
     rejected: Cell<u64>,
     overloaded: Cell<u64>,
     gave_up: Cell<u64>,
     refused: Cell<u64>,
-    /// The outage, in the run's clock.
-    outage: Option<(Instant, Instant)>,
+    /// The outage, from the run's start.
+    outage: Option<(Duration, Duration)>,
     /// [`Config::noise`], and the draws that pick the noisy requests.
     noise: u32,
     noise_rng: RefCell<SmallRng>,
@@ -611,84 +658,99 @@ struct Fleet {
     over_time: RefCell<Vec<Bin>>,
 }
 
+thread_local! {
+    /// The fleet of the run under way on this thread. Its workers are
+    /// tokio tasks of the run's runtime, which must be `Send`: they reach
+    /// the fleet through here rather than holding an `Rc` of it (which
+    /// would need a `LocalSet`, a scheduler on top of the runtime's, and
+    /// its cost on every wake-up).
+    static FLEET: RefCell<Option<Fleet>> = const { RefCell::new(None) };
+}
+
+/// `f` of the fleet of the run under way on this thread.
+fn with_fleet<R>(f: impl FnOnce(&Fleet) -> R) -> R {
+    FLEET.with_borrow(|fleet| f(fleet.as_ref().expect("a run under way on this thread")))
+}
+
 impl Fleet {
-    /// A request reaching the provider now: its answer, counted.
-    fn request(&self, reads: Strategy) -> (Result<(), ApiError>, Signals) {
+    /// A request reaching the provider now: when, and its answer, counted,
+    /// as the `reads` strategy's client reads it — with a success, the
+    /// rate-limit headers it passes on ([`Signals::NONE`] if it reads none).
+    fn request(&self, reads: Strategy) -> (Instant, Result<Signals, ApiError>) {
         let now = Instant::now();
+        let since = now - self.start;
+        let counted = since < self.duration;
         let down = self
             .outage
-            .is_some_and(|(from, to)| (from..to).contains(&now));
+            .is_some_and(|(from, to)| (from..to).contains(&since));
         if down {
             // The provider is down before any quota is checked: a 529,
             // no header.
-            if now < self.end {
-                self.requests.set(self.requests.get() + 1);
-                self.overloaded.set(self.overloaded.get() + 1);
-                if let Some(bin) = self.over_time.borrow_mut().get_mut(self.bin(now)) {
-                    bin.requests += 1;
-                    bin.overloaded += 1;
-                }
+            if counted {
+                self.count_overloaded(since);
             }
-            return (Err(ApiError::Overloaded), Signals::NONE);
+            return (now, Err(ApiError::Overloaded));
         }
         if self.noise > 0 {
             let draw = self.noise_rng.borrow_mut().random_range(0..2000);
             if draw < 2 * self.noise {
-                if now < self.end {
-                    self.requests.set(self.requests.get() + 1);
-                    self.overloaded.set(self.overloaded.get() + 1);
-                    if let Some(bin) = self.over_time.borrow_mut().get_mut(self.bin(now)) {
-                        bin.requests += 1;
-                        bin.overloaded += 1;
-                    }
+                if counted {
+                    self.count_overloaded(since);
                 }
                 let error = if draw % 2 == 0 {
                     ApiError::Overloaded
                 } else {
                     ApiError::Unavailable
                 };
-                return (Err(error), Signals::NONE);
+                return (now, Err(error));
             }
         }
-        let answer = self.bucket.borrow_mut().arrive(now);
-        if now < self.end {
+        let mut bucket = self.bucket.borrow_mut();
+        let served = bucket.take(since);
+        if counted {
             self.requests.set(self.requests.get() + 1);
-            let bin = self.bin(now);
-            let mut over_time = self.over_time.borrow_mut();
-            if let Some(bin) = over_time.get_mut(bin) {
+            if let Some(bin) = self.over_time.borrow_mut().get_mut(bin(since)) {
                 bin.requests += 1;
-                if answer.served {
+                if served {
                     bin.served += 1;
                 } else {
                     bin.rejected += 1;
                 }
             }
-            if !answer.served {
+            if !served {
                 self.rejected.set(self.rejected.get() + 1);
             }
         }
+        // Only the headers the client reads are worked out.
         let signals = if reads.reads_rate_headers() {
-            Signals::NONE
-                .remaining(answer.remaining)
-                .reset(answer.reset)
-                .limit(answer.limit)
+            bucket.signals()
         } else {
             Signals::NONE
         };
-        if answer.served {
-            return (Ok(()), signals);
+        if served {
+            return (now, Ok(signals));
         }
         let rejected = ApiError::TooManyRequests {
-            retry_after: reads.reads_retry_after().then_some(answer.retry_after),
+            retry_after: reads.reads_retry_after().then(|| bucket.retry_after()),
             signals,
         };
-        (Err(rejected), signals)
+        (now, Err(rejected))
     }
 
-    /// The [`BIN`] `now` falls in.
-    fn bin(&self, now: Instant) -> usize {
-        usize::try_from((now - self.start).as_secs() / BIN.as_secs()).unwrap_or(usize::MAX)
+    /// Counts a request answered overloaded `since` the run's start.
+    fn count_overloaded(&self, since: Duration) {
+        self.requests.set(self.requests.get() + 1);
+        self.overloaded.set(self.overloaded.get() + 1);
+        if let Some(bin) = self.over_time.borrow_mut().get_mut(bin(since)) {
+            bin.requests += 1;
+            bin.overloaded += 1;
+        }
     }
+}
+
+/// The [`BIN`] of the run an instant `since` its start falls in.
+fn bin(since: Duration) -> usize {
+    usize::try_from(since.as_secs() / BIN.as_secs()).unwrap_or(usize::MAX)
 }
 
 fn uniform(rng: &mut SmallRng, (lo, hi): (Duration, Duration)) -> Duration {
@@ -696,67 +758,80 @@ fn uniform(rng: &mut SmallRng, (lo, hi): (Duration, Duration)) -> Duration {
     Duration::from_nanos(rng.random_range(nanos(lo)..=nanos(hi)))
 }
 
-/// One worker: agent tasks, one after another, until the run ends.
+/// Tool work: a draw of [`THINK`] from `now`, when the clock was last
+/// read; the clock when it is over.
+async fn think(rng: &mut SmallRng, now: Instant) -> Instant {
+    tokio::time::sleep_until(now + uniform(rng, THINK)).await;
+    Instant::now()
+}
+
+/// One worker, `id`: agent tasks, one after another, until the run ends
+/// at `end`; its draws from `rng`.
+///
+/// The paused clock stands still between waits: it is read once after
+/// each (`now`), and what starts then starts at that reading.
 async fn worker(
-    fleet: Rc<Fleet>,
     id: usize,
     strategy: Strategy,
-    (policy, throttle): (Policy, &'static Throttle),
-    seed: u64,
+    (policy, throttle): (&'static Policy, &'static Throttle),
+    end: Instant,
+    mut rng: SmallRng,
 ) {
-    let mut rng = SmallRng::seed_from_u64(seed ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     tokio::time::sleep(uniform(&mut rng, (Duration::ZERO, RAMP))).await;
+    let mut now = Instant::now();
     loop {
         let calls = rng.random_range(CALLS_PER_TASK.0..=CALLS_PER_TASK.1);
         let mut done = true;
         for _ in 0..calls {
-            let started = Instant::now();
+            let started = now;
             let result = policy
                 .retry(|| {
                     let service = uniform(&mut rng, SERVICE);
                     let reject = uniform(&mut rng, REJECT);
-                    let fleet = &fleet;
                     async move {
-                        let (answer, signals) = fleet.request(strategy);
+                        let (at, answer) = with_fleet(|fleet| fleet.request(strategy));
                         let latency = if answer.is_ok() { service } else { reject };
-                        tokio::time::sleep(latency).await;
+                        tokio::time::sleep_until(at + latency).await;
                         // A success's headers reach the throttle from the
                         // client, as `Throttle::report` documents; a 429's
                         // through `Classify::signals`.
-                        if answer.is_ok() && !signals.is_none() {
-                            throttle.report(signals);
-                        }
-                        answer
+                        answer.map(|signals| {
+                            if !signals.is_none() {
+                                throttle.report(signals);
+                            }
+                        })
                     }
                 })
                 .await;
-            let now = Instant::now();
-            if now >= fleet.end {
+            now = Instant::now();
+            if now >= end {
                 return;
             }
             match result {
-                Ok(()) => fleet.latencies.borrow_mut().push(now - started),
+                Ok(()) => with_fleet(|fleet| fleet.latencies.borrow_mut().push(now - started)),
                 Err(ApiError::Refused(_)) => {
                     // The breaker is open: the agent takes another route
                     // for this task, and its next task comes after the
                     // tool time (refused at once, a worker would else
                     // spin at one instant).
-                    fleet.refused.set(fleet.refused.get() + 1);
-                    tokio::time::sleep(uniform(&mut rng, THINK)).await;
+                    with_fleet(|fleet| fleet.refused.set(fleet.refused.get() + 1));
+                    now = think(&mut rng, now).await;
                     done = false;
                     break;
                 }
                 Err(_) => {
-                    fleet.gave_up.set(fleet.gave_up.get() + 1);
+                    with_fleet(|fleet| fleet.gave_up.set(fleet.gave_up.get() + 1));
                     done = false;
                     break;
                 }
             }
-            tokio::time::sleep(uniform(&mut rng, THINK)).await;
+            now = think(&mut rng, now).await;
         }
-        if done && Instant::now() < fleet.end {
-            let tasks = &fleet.tasks[id];
-            tasks.set(tasks.get() + 1);
+        if done && now < end {
+            with_fleet(|fleet| {
+                let tasks = &fleet.tasks[id];
+                tasks.set(tasks.get() + 1);
+            });
         }
     }
 }
@@ -781,45 +856,50 @@ pub fn simulate(strategy: Strategy, config: Config, seed: u64) -> Outcome {
                 .min_throughput(min.max(1)),
         ));
     }
-    let policy = policy(strategy, guards);
+    // Leaked as the guards are: every worker borrows it for the run, and
+    // holds a pointer to it rather than a copy.
+    let policy: &'static Policy = Box::leak(Box::new(policy(strategy, guards)));
     let bins = usize::try_from(config.duration.as_secs().div_ceil(BIN.as_secs())).unwrap_or(0);
-    let fleet = runtime.block_on(async {
+    runtime.block_on(async {
         // The engine's jitter draws from this thread's RNG: seeded, so the
         // run is the seed's.
         tenacious::seed_jitter(seed);
         let start = Instant::now();
-        let fleet = Rc::new(Fleet {
+        let end = start + config.duration;
+        FLEET.set(Some(Fleet {
             bucket: RefCell::new(Bucket::new(&config, start)),
             start,
-            end: start + config.duration,
+            duration: config.duration,
             requests: Cell::new(0),
             rejected: Cell::new(0),
             overloaded: Cell::new(0),
             gave_up: Cell::new(0),
             refused: Cell::new(0),
-            outage: config.outage.map(|(from, to)| (start + from, start + to)),
+            outage: config.outage,
             noise: config.noise,
             noise_rng: RefCell::new(SmallRng::seed_from_u64(seed ^ 0x006e_6f69_7365)),
             latencies: RefCell::new(Vec::new()),
             tasks: (0..config.workers).map(|_| Cell::new(0)).collect(),
             over_time: RefCell::new(vec![Bin::default(); bins]),
-        });
-        let local = tokio::task::LocalSet::new();
+        }));
         for id in 0..config.workers as usize {
-            local.spawn_local(worker(
-                Rc::clone(&fleet),
+            let rng =
+                SmallRng::seed_from_u64(seed ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            // Detached: the runtime drops the workers with it.
+            drop(tokio::spawn(worker(
                 id,
                 strategy,
                 (policy, guards.throttle),
-                seed,
-            ));
+                end,
+                rng,
+            )));
         }
-        local.run_until(tokio::time::sleep_until(fleet.end)).await;
-        drop(local);
-        fleet
+        tokio::time::sleep_until(end).await;
     });
     drop(runtime);
-    let fleet = Rc::try_unwrap(fleet).expect("the workers are gone with their runtime");
+    let fleet = FLEET
+        .take()
+        .expect("the run's fleet, its workers gone with their runtime");
     let mut latencies = fleet.latencies.into_inner();
     latencies.sort_unstable();
     let over_time = fleet.over_time.into_inner();
@@ -907,47 +987,60 @@ impl Summary {
             recovered,
         }
     }
+
+    /// The mean of the runs' figures, in the order given (the seeds'): the
+    /// sums are taken in that order, so the figures do not depend on which
+    /// run finished first. `None` without a run.
+    #[must_use]
+    pub fn mean(runs: &[Self]) -> Option<Self> {
+        let (first, rest) = runs.split_first()?;
+        let mut sum = *first;
+        for s in rest {
+            sum.goodput += s.goodput;
+            sum.rejected += s.rejected;
+            sum.p50 += s.p50;
+            sum.p99 += s.p99;
+            sum.tasks += s.tasks;
+            sum.gave_up += s.gave_up;
+            sum.jain += s.jain;
+            sum.rps += s.rps;
+            sum.refused += s.refused;
+            sum.outage_requests += s.outage_requests;
+            sum.after += s.after;
+            sum.recovered = sum.recovered.zip(s.recovered).map(|(a, b)| a + b);
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let n = runs.len() as f64;
+        Some(Self {
+            goodput: sum.goodput / n,
+            rejected: sum.rejected / n,
+            p50: sum.p50 / n,
+            p99: sum.p99 / n,
+            tasks: sum.tasks / n,
+            gave_up: sum.gave_up / n,
+            jain: sum.jain / n,
+            rps: sum.rps / n,
+            refused: sum.refused / n,
+            outage_requests: sum.outage_requests / n,
+            after: sum.after / n,
+            recovered: sum.recovered.map(|r| r / n),
+        })
+    }
 }
 
 /// Runs `runs` times (at least once) and averages; also returns the first
-/// run's outcome (for windows and charts).
+/// run's outcome (for windows and charts). The tests' (`tests/fleet.rs`):
+/// the example runs the seeds side by side (its `run_all`).
 #[must_use]
+#[allow(dead_code)]
 pub fn average(strategy: Strategy, config: Config, seed: u64, runs: u32) -> (Summary, Outcome) {
-    let runs = runs.max(1);
     let first = simulate(strategy, config, seed);
-    let mut sum = Summary::of(&first, config);
-    for run in 1..runs {
-        let s = Summary::of(
-            &simulate(strategy, config, seed.wrapping_add(u64::from(run))),
-            config,
-        );
-        sum.goodput += s.goodput;
-        sum.rejected += s.rejected;
-        sum.p50 += s.p50;
-        sum.p99 += s.p99;
-        sum.tasks += s.tasks;
-        sum.gave_up += s.gave_up;
-        sum.jain += s.jain;
-        sum.rps += s.rps;
-        sum.refused += s.refused;
-        sum.outage_requests += s.outage_requests;
-        sum.after += s.after;
-        sum.recovered = sum.recovered.zip(s.recovered).map(|(a, b)| a + b);
-    }
-    let n = f64::from(runs);
-    let mean = Summary {
-        goodput: sum.goodput / n,
-        rejected: sum.rejected / n,
-        p50: sum.p50 / n,
-        p99: sum.p99 / n,
-        tasks: sum.tasks / n,
-        gave_up: sum.gave_up / n,
-        jain: sum.jain / n,
-        rps: sum.rps / n,
-        refused: sum.refused / n,
-        outage_requests: sum.outage_requests / n,
-        after: sum.after / n,
-        recovered: sum.recovered.map(|r| r / n),
-    };
+    let summaries: Vec<_> = std::iter::once(Summary::of(&first, config))
+        .chain((1..runs.max(1)).map(|run| {
+            let out = simulate(strategy, config, seed.wrapping_add(u64::from(run)));
+            Summary::of(&out, config)
+        }))
+        .collect();
+    let mean = Summary::mean(&summaries).expect("one run at least");
     (mean, first)
 }
