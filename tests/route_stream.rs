@@ -945,3 +945,32 @@ async fn a_thousand_routed_streams_at_once_each_fall_back_once_and_deliver_each_
     // Cut after content: 1 open at a, then b. Failed before: 2 at a, then b.
     assert_eq!(opens.load(Ordering::Relaxed), 500 * 2 + 500 * 3);
 }
+
+#[test]
+fn a_routed_stream_is_built_without_a_runtime_and_its_deadline_runs_from_its_first_poll() {
+    let route = Route::builder("rs-lazy")
+        .target(Target::new("rs-lazy-a", "a").policy(QUICK.first_item(Duration::from_secs(3_600))))
+        .deadline(Duration::from_secs(45))
+        .build()
+        .unwrap();
+    // Built in sync code: no timer is armed yet (it panicked before).
+    let routed =
+        route.stream(|_, _| async { Ok(stream::pending::<Result<Item, ChatError>>().boxed()) });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        let start = Instant::now();
+        let (items, failure) = drain(routed).await;
+        assert!(items.is_empty());
+        assert_eq!(failure.unwrap().reason(), RouteStop::Deadline);
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_secs(45),
+            "from the first poll"
+        );
+    });
+}

@@ -445,9 +445,9 @@ impl<D> Route<D> {
             current: None,
             tried: Vec::new(),
             larger_than: None,
-            deadline: self
-                .deadline
-                .map(|limit| Box::pin(tokio::time::sleep_until(deadline(Instant::now(), limit)))),
+            // Armed at the first poll: the route's deadline runs from when
+            // the stream is read, and building it needs no runtime.
+            deadline: None,
             delivered: 0,
             keep: self.targets.iter().any(Target::get_continues),
             cause: None,
@@ -591,6 +591,15 @@ where
         let this = &mut *self;
         if this.done {
             return Poll::Ready(None);
+        }
+        if this.deadline.is_none()
+            && this.next == 0
+            && let Some(limit) = this.route.deadline
+        {
+            this.deadline = Some(Box::pin(tokio::time::sleep_until(deadline(
+                Instant::now(),
+                limit,
+            ))));
         }
         if let Some(deadline) = this.deadline.as_mut()
             && deadline.as_mut().poll(cx).is_ready()
