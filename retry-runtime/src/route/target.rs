@@ -120,7 +120,10 @@ impl<D> Target<D> {
     /// How long an attempt may go without an answer before the target is
     /// taken for silent: the route leaves it after that one attempt,
     /// rather than retrying a target that does not answer. Default: the
-    /// policy's [`timeout`](Policy::timeout), else none. Zero leaves the
+    /// policy's [`timeout`](Policy::timeout), else none. For a
+    /// [routed stream](super::Route::stream) the answer is the first
+    /// content item (keepalives do not count), and the default is the
+    /// policy's [`first_item`](Policy::first_item). Zero leaves the
     /// target at once, before its first answer can come.
     #[must_use]
     pub const fn silence(mut self, limit: Duration) -> Self {
@@ -330,8 +333,10 @@ impl<D> Target<D> {
         self.context
     }
 
-    /// The silence limit written: the one set, else the policy's timeout
-    /// (a target that [learns](Target::learn_silence) it may leave sooner).
+    /// The silence limit written for a call: the one set, else the
+    /// policy's timeout (a target that [learns](Target::learn_silence) it
+    /// may leave sooner; a routed stream's default is the policy's
+    /// `first_item`).
     #[must_use]
     pub const fn get_silence(&self) -> Option<Duration> {
         match self.silence {
