@@ -1,264 +1,27 @@
 //! [`Route::stream`]: a stream of items from the first target that
 //! serves, switching before the first content item, continuing after it
 //! only at a target that declares it can.
+mod resume;
+mod target;
+
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
 
 use futures_core::Stream;
-use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 use super::hop::Hop;
 use super::outcome::{RouteFailure, RouteStop, TargetError, Tried};
 use super::{Route, Target, Then};
-use crate::stream::{ItemKind, Open, ResumePoint, RetriedStream, StreamItem, Usage};
-use crate::{Classify, Elapsed, Failure, Limit};
-
-/// Where a target's stream starts, as its opener sees it: the target's
-/// own [`ResumePoint`] (its policy's resume, within its own stream) and
-/// the content items the consumer already has, from every target before
-/// (empty before the route's first content item).
-///
-/// A target that [continues](Target::continues) a cut stream rebuilds its
-/// request from [`items`](Resume::items): for a chat model, the text so
-/// far as an assistant prefill, so its answer goes on where the other's
-/// stopped.
-///
-/// ```
-/// use tenacious::route::Resume;
-/// use tenacious::stream::ResumePoint;
-///
-/// let (start, items) = (ResumePoint::start(), ["Hel".to_owned(), "lo".to_owned()]);
-/// let resume = Resume::new(&start, &items);
-/// assert!(resume.is_continuation());
-/// assert_eq!(resume.text(), "Hello");
-/// ```
-pub struct Resume<'a, T> {
-    point: &'a ResumePoint,
-    items: &'a [T],
-}
-
-impl<'a, T> Resume<'a, T> {
-    /// A resume point with the `items` the consumer has (what a routed
-    /// stream gives its opener; for tests of an opener).
-    #[must_use]
-    pub const fn new(point: &'a ResumePoint, items: &'a [T]) -> Self {
-        Self { point, items }
-    }
-
-    /// The target's own resume point: where its policy resumes its own
-    /// stream after a cut (with [`resume`](crate::Policy::resume) on).
-    #[must_use]
-    pub const fn point(&self) -> &'a ResumePoint {
-        self.point
-    }
-
-    /// The content items the consumer has, from this target's attempts
-    /// and every target before, in order. Kept only when a target of the
-    /// route [continues](Target::continues) cut streams; empty otherwise.
-    #[must_use]
-    pub const fn items(&self) -> &'a [T] {
-        self.items
-    }
-
-    /// The text the consumer has: the [`text`](StreamItem::text) of the
-    /// [items](Resume::items), joined — what an assistant prefill sends.
-    #[must_use]
-    pub fn text(&self) -> String
-    where
-        T: StreamItem,
-    {
-        self.items.iter().filter_map(StreamItem::text).collect()
-    }
-
-    /// Whether the consumer already has content: the opener continues a
-    /// cut stream rather than starting one.
-    #[must_use]
-    pub const fn is_continuation(&self) -> bool {
-        !self.items.is_empty()
-    }
-}
-
-impl<T> fmt::Debug for Resume<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Resume")
-            .field("point", self.point)
-            .field("items", &self.items.len())
-            .finish()
-    }
-}
-
-/// What a routed stream and its targets' openers share.
-struct Shared<O, T> {
-    open: Mutex<O>,
-    /// The content items delivered, when a target continues cut streams.
-    items: Mutex<Vec<T>>,
-    /// Attempts opened at the target being read.
-    opens: AtomicU32,
-}
-
-fn lock<X>(mutex: &Mutex<X>) -> MutexGuard<'_, X> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-pin_project! {
-    /// The opener of one target's stream: the route's opener, told its
-    /// target, with the target's silence limit on its open.
-    struct TargetOpen<'r, D, O, F, T> {
-        target: &'r Target<D>,
-        // The route's targets: a target with no estimate of its own
-        // starts from theirs.
-        peers: &'r [Target<D>],
-        shared: Arc<Shared<O, T>>,
-        limit: Option<Duration>,
-        started: Option<Instant>,
-        #[pin]
-        pending: Option<F>,
-        #[pin]
-        silence: Option<Sleep>,
-    }
-}
-
-impl<'r, D, O, F, S, T, E> Open<Hop<E>> for TargetOpen<'r, D, O, F, T>
-where
-    O: FnMut(&'r Target<D>, &Resume<'_, T>) -> F,
-    F: Future<Output = Result<S, E>>,
-{
-    type Source = TargetSource<'r, D, S>;
-
-    fn poll_open(
-        self: Pin<&mut Self>,
-        resume: &ResumePoint,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<Self::Source, Hop<E>>> {
-        let mut this = self.project();
-        if this.pending.is_none() {
-            this.shared.opens.fetch_add(1, Ordering::Relaxed);
-            let opened = {
-                let items = lock(&this.shared.items);
-                let mut open = lock(&this.shared.open);
-                (open)(this.target, &Resume::new(resume, &items))
-            };
-            this.pending.set(Some(opened));
-            *this.limit = this.target.stream_silence_now(this.peers);
-            let now = Instant::now();
-            *this.started = this.target.learns().then_some(now);
-            let silence = this
-                .limit
-                .map(|limit| tokio::time::sleep_until(deadline(now, limit)));
-            this.silence.set(silence);
-        }
-        let Some(pending) = this.pending.as_mut().as_pin_mut() else {
-            unreachable!("set above")
-        };
-        let opened = match pending.poll(cx) {
-            Poll::Ready(opened) => opened,
-            Poll::Pending => {
-                if let Some(silence) = this.silence.as_mut().as_pin_mut()
-                    && silence.poll(cx).is_ready()
-                {
-                    this.pending.set(None);
-                    this.silence.set(None);
-                    this.target.went_silent(this.peers);
-                    return Poll::Ready(Err(silent(*this.limit)));
-                }
-                return Poll::Pending;
-            }
-        };
-        this.pending.set(None);
-        let until = this
-            .silence
-            .as_ref()
-            .as_pin_ref()
-            .map(|sleep| sleep.deadline());
-        this.silence.set(None);
-        Poll::Ready(match opened {
-            Ok(source) => Ok(TargetSource {
-                target: this.target,
-                peers: this.peers,
-                limit: *this.limit,
-                started: this.started.take(),
-                source,
-                silence: until.map(tokio::time::sleep_until),
-            }),
-            Err(error) => Err(Hop::Answer(error)),
-        })
-    }
-
-    fn cancel(self: Pin<&mut Self>, _: &mut Context<'_>) {
-        let mut this = self.project();
-        this.pending.set(None);
-        this.silence.set(None);
-    }
-}
-
-/// `now + limit`, or far ahead when that does not fit the clock.
-fn deadline(now: Instant, limit: Duration) -> Instant {
-    now.checked_add(limit)
-        .unwrap_or_else(|| now + Duration::from_secs(86_400 * 365 * 30))
-}
-
-/// The silence of a target that sent no content within `limit`.
-fn silent<E>(limit: Option<Duration>) -> Hop<E> {
-    Hop::Silent(Elapsed::of(Limit::FirstItem, limit.unwrap_or_default()))
-}
-
-pin_project! {
-    /// One attempt's source at a target: its errors as the target's, its
-    /// first content item awaited within the target's silence limit, and
-    /// timed when the target learns it.
-    struct TargetSource<'r, D, S> {
-        target: &'r Target<D>,
-        peers: &'r [Target<D>],
-        limit: Option<Duration>,
-        started: Option<Instant>,
-        #[pin]
-        source: S,
-        #[pin]
-        silence: Option<Sleep>,
-    }
-}
-
-impl<D, S, T, E> Stream for TargetSource<'_, D, S>
-where
-    S: Stream<Item = Result<T, E>>,
-    T: StreamItem,
-{
-    type Item = Result<T, Hop<E>>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let mut this = self.project();
-        match this.source.poll_next(cx) {
-            Poll::Ready(Some(Ok(item))) => {
-                if item.kind() == ItemKind::Content {
-                    if let Some(started) = this.started.take() {
-                        this.target.answered(started.elapsed());
-                    }
-                    this.silence.set(None);
-                }
-                Poll::Ready(Some(Ok(item)))
-            }
-            Poll::Ready(Some(Err(error))) => Poll::Ready(Some(Err(Hop::Answer(error)))),
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => {
-                if let Some(silence) = this.silence.as_mut().as_pin_mut()
-                    && silence.poll(cx).is_ready()
-                {
-                    this.silence.set(None);
-                    this.target.went_silent(this.peers);
-                    return Poll::Ready(Some(Err(silent(*this.limit))));
-                }
-                Poll::Pending
-            }
-        }
-    }
-}
+use crate::stream::{ItemKind, RetriedStream, StreamItem, Usage};
+use crate::{Classify, Elapsed, Failure};
+pub use resume::Resume;
+use target::{Shared, TargetOpen, TargetSource, deadline, lock};
 
 /// The retried stream of one target, boxed: it is replaced in place when
 /// the route moves on.
@@ -435,11 +198,7 @@ impl<D> Route<D> {
     {
         RoutedStream {
             route: self,
-            shared: Arc::new(Shared {
-                open: Mutex::new(open),
-                items: Mutex::new(Vec::new()),
-                opens: AtomicU32::new(0),
-            }),
+            shared: Arc::new(Shared::new(open)),
             next: 0,
             serving: None,
             current: None,
@@ -499,15 +258,7 @@ where
             self.continuing = committed;
             self.current = Some(Box::pin(RetriedStream::new(
                 target.get_policy(),
-                TargetOpen {
-                    target,
-                    peers: targets,
-                    shared: Arc::clone(&self.shared),
-                    limit: None,
-                    started: None,
-                    pending: None,
-                    silence: None,
-                },
+                TargetOpen::new(target, targets, Arc::clone(&self.shared)),
             )));
             return true;
         }
