@@ -806,30 +806,39 @@ async fn a_continuation_keeps_what_follows_its_content_and_the_usage_is_summed()
     assert_eq!(routed.served_by(), Some("rs-usage-b"));
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_routed_stream_dropped_during_a_half_open_probe_leaves_the_breaker_able_to_probe_again() {
+/// A route whose primary's breaker was opened by one failure and whose
+/// break has ended: its next attempt is the half-open probe.
+async fn half_open(name: &str) -> Route<&'static str> {
     let open_for = Duration::from_secs(10);
-    let route = Route::builder("rs-drop")
+    let route = Route::builder(name)
         .target(
-            Target::new("rs-drop-a", "a")
+            Target::new(format!("{name}-a"), "a")
                 .policy(QUICK.max(1))
                 .breaker(Breaker::new().min_throughput(1).open_for(open_for)),
         )
-        .target(Target::new("rs-drop-b", "b").policy(QUICK))
+        .target(Target::new(format!("{name}-b"), "b").policy(QUICK))
         .build()
         .unwrap();
-    // One failure opens the primary's breaker.
-    let routed = route.stream(|target, _| {
-        let name = *target.data();
-        async move {
-            match name {
-                "a" => Err(ChatError::Overloaded),
-                _ => Ok(answer("b", &["ok"])),
+    let first = route
+        .call(|target| {
+            let name = *target.data();
+            async move {
+                match name {
+                    "a" => Err(ChatError::Overloaded),
+                    _ => Ok(()),
+                }
             }
-        }
-    });
-    assert!(drain(routed).await.1.is_none());
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.served_by(), format!("{name}-b"));
     tokio::time::sleep(open_for + Duration::from_secs(1)).await;
+    route
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_routed_stream_dropped_during_a_half_open_probe_leaves_the_breaker_able_to_probe_again() {
+    let route = half_open("rs-drop").await;
     // Half-open: this stream's open is the probe, and it is dropped
     // while the primary has not answered.
     let opened = AtomicU32::new(0);
@@ -858,30 +867,7 @@ async fn a_routed_stream_dropped_during_a_half_open_probe_leaves_the_breaker_abl
 
 #[tokio::test(start_paused = true)]
 async fn a_routed_call_dropped_during_a_half_open_probe_leaves_the_breaker_able_to_probe_again() {
-    let open_for = Duration::from_secs(10);
-    let route = Route::builder("rc-drop")
-        .target(
-            Target::new("rc-drop-a", "a")
-                .policy(QUICK.max(1))
-                .breaker(Breaker::new().min_throughput(1).open_for(open_for)),
-        )
-        .target(Target::new("rc-drop-b", "b").policy(QUICK))
-        .build()
-        .unwrap();
-    let first = route
-        .call(|target| {
-            let name = *target.data();
-            async move {
-                match name {
-                    "a" => Err(ChatError::Overloaded),
-                    _ => Ok("b"),
-                }
-            }
-        })
-        .await
-        .unwrap();
-    assert_eq!(first.served_by(), "rc-drop-b");
-    tokio::time::sleep(open_for + Duration::from_secs(1)).await;
+    let route = half_open("rc-drop").await;
     // The probe's call is dropped mid-attempt.
     let probe = route.call(|_| std::future::pending::<Result<&str, ChatError>>());
     assert!(
