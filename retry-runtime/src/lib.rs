@@ -131,6 +131,7 @@ pub use engine::event::RetryEvent;
 pub use engine::key::{IdempotencyKey, ParseKeyError};
 pub use guard::breaker::{Breaker, BreakerState, BreakerStats};
 pub use guard::budget::RetryBudget;
+pub use guard::concurrency::Concurrency;
 pub use guard::cooldown::Cooldown;
 pub use guard::refused::{Refusable, Refused};
 pub use guard::throttle::{Throttle, ThrottleStats};
@@ -175,8 +176,9 @@ pub mod __private {
         CheckFn, CheckShape, NotifyFn, RetryResult, WhenFn, always, checked, ignore,
     };
     pub use crate::guard::shared_static::{
-        SharedBreaker, SharedBudget, SharedCooldown, SharedGuard, SharedThrottle, shared_breaker,
-        shared_budget, shared_cooldown, shared_guard, shared_throttle,
+        SharedBreaker, SharedBudget, SharedConcurrency, SharedCooldown, SharedGuard,
+        SharedThrottle, shared_breaker, shared_budget, shared_concurrency, shared_cooldown,
+        shared_guard, shared_throttle,
     };
     pub use crate::policy::bound::{BoundPolicy, policy_name};
     pub use crate::stats::CallStats;

@@ -49,11 +49,15 @@ pub enum StopReason {
     /// the server ([`Classify::not_sent`](crate::Classify::not_sent)): it
     /// may have been applied, and a retry could apply it twice.
     NotIdempotent,
+    /// Every permit of the shared [`Concurrency`](crate::Concurrency)
+    /// limit stayed out for longer than the call could wait (its
+    /// `max_wait`, or what was left of its deadline).
+    Concurrency,
 }
 
 impl StopReason {
     /// Every reason, in declaration order.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::Exhausted,
         Self::NotRetryable,
         Self::HintTooLong,
@@ -65,13 +69,14 @@ impl StopReason {
         Self::CircuitOpen,
         Self::PartialOutput,
         Self::NotIdempotent,
+        Self::Concurrency,
     ];
 
     /// The reason as one snake_case word, as the `reason` of the tracing
     /// events and of the `tenacious_gave_up_total` metric spell it:
     /// `"exhausted"`, `"not_retryable"`, `"hint_too_long"`, `"deadline"`,
     /// `"budget"`, `"nested"`, `"guard"`, `"cooldown"`, `"circuit_open"`,
-    /// `"partial_output"` or `"not_idempotent"`.
+    /// `"partial_output"`, `"not_idempotent"` or `"concurrency_limit"`.
     ///
     /// ```
     /// use tenacious::StopReason;
@@ -92,6 +97,7 @@ impl StopReason {
             Self::CircuitOpen => "circuit_open",
             Self::PartialOutput => "partial_output",
             Self::NotIdempotent => "not_idempotent",
+            Self::Concurrency => "concurrency_limit",
         }
     }
 
@@ -109,12 +115,14 @@ impl StopReason {
             Self::CircuitOpen => 8,
             Self::PartialOutput => 9,
             Self::NotIdempotent => 10,
+            Self::Concurrency => 11,
         }
     }
 
     /// A short lowercase phrase: `"exhausted"`, `"not retryable"`, `"hint
     /// too long"`, `"deadline"`, `"budget"`, `"nested"`, `"guard"`, `"cooldown"`,
-    /// `"circuit open"`, `"partial output"` or `"not idempotent"`.
+    /// `"circuit open"`, `"partial output"`, `"not idempotent"` or
+    /// `"concurrency limit"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -129,6 +137,7 @@ impl StopReason {
             Self::CircuitOpen => "circuit open",
             Self::PartialOutput => "partial output",
             Self::NotIdempotent => "not idempotent",
+            Self::Concurrency => "concurrency limit",
         }
     }
 }
@@ -159,7 +168,8 @@ mod tests {
                 "cooldown",
                 "circuit open",
                 "partial output",
-                "not idempotent"
+                "not idempotent",
+                "concurrency limit"
             ]
         );
     }

@@ -66,6 +66,7 @@ pub const KEYS: &[Key] = &[
     key("breaker", "breaker = PROVIDER_BREAKER", Guard),
     key("cooldown", "cooldown = PROVIDER_COOLDOWN", Guard),
     key("throttle", "throttle = PROVIDER_THROTTLE", Guard),
+    key("concurrency", "concurrency = PROVIDER_CONCURRENCY", Guard),
     key(
         "guard",
         "guard = PROVIDER_GUARD",
@@ -184,10 +185,14 @@ mod tests {
                 "breaker",
                 "cooldown",
                 "throttle",
+                "concurrency",
                 "nested",
             ]
         );
-        assert_eq!(GUARD_KEYS, ["budget", "breaker", "cooldown", "throttle"]);
+        assert_eq!(
+            GUARD_KEYS,
+            ["budget", "breaker", "cooldown", "throttle", "concurrency"]
+        );
         for key in KEYS {
             assert!(key.example.starts_with(&format!("{} = ", key.name)));
         }

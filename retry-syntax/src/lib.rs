@@ -158,6 +158,18 @@ pub const KEY_ALIASES: &[(&[&str], &str, &str)] = &[
         "`throttle` names the client-side rate shared by every call to one provider",
     ),
     (
+        &[
+            "bulkhead",
+            "semaphore",
+            "max_concurrency",
+            "max_in_flight",
+            "in_flight",
+            "concurrency_limit",
+        ],
+        "concurrency",
+        "`concurrency` names the limit of attempts in flight shared by every call to one provider",
+    ),
+    (
         &["idempotency_key"],
         "key",
         "`key` names the call's idempotency key from its arguments",

@@ -5,11 +5,12 @@ use tenacious_runtime::store::hooks::check_name;
 use tenacious_syntax::keys::{self, InConfig};
 use tenacious_syntax::rules;
 
-use crate::guards::{BreakerConfig, BudgetConfig, CooldownConfig, ThrottleConfig};
-use crate::guards::{breaker, budget, cooldown, throttle};
+use crate::guards::{BreakerConfig, BudgetConfig, ConcurrencyConfig, CooldownConfig};
+use crate::guards::{ThrottleConfig, breaker, budget, concurrency, cooldown, throttle};
 use crate::policy::PolicyConfig;
 use crate::read::{
-    At, GUARD_KEYS, KINDS, POLICY_KEYS, Reader, as_text, entries, table, unknown_key,
+    At, GUARD_KEYS, KINDS, POLICY_KEYS, Reader, as_text, closest, entries, segment, table,
+    unknown_key,
 };
 use crate::settings::{duration, jitter, max, nested, on, resume};
 use crate::value::{Value, quoted};
@@ -21,6 +22,10 @@ pub(crate) struct GuardNames {
     pub(crate) breaker: Option<String>,
     pub(crate) cooldown: Option<String>,
     pub(crate) throttle: Option<String>,
+    pub(crate) concurrency: Option<String>,
+    /// Where `concurrency` was written: a name the set does not declare
+    /// is a problem there (a concurrency limit has no defaults).
+    pub(crate) concurrency_at: Option<(At, Value)>,
 }
 
 impl GuardNames {
@@ -30,16 +35,21 @@ impl GuardNames {
             "breaker" => self.breaker.as_deref(),
             "cooldown" => self.cooldown.as_deref(),
             "throttle" => self.throttle.as_deref(),
+            "concurrency" => self.concurrency.as_deref(),
             _ => None,
         }
     }
 
-    fn set(&mut self, kind: &str, name: String) {
+    fn set(&mut self, kind: &str, name: String, at: &At, value: &Value) {
         let slot = match kind {
             "budget" => &mut self.budget,
             "breaker" => &mut self.breaker,
             "cooldown" => &mut self.cooldown,
-            _ => &mut self.throttle,
+            "throttle" => &mut self.throttle,
+            _ => {
+                self.concurrency_at = Some((at.clone(), value.clone()));
+                &mut self.concurrency
+            }
         };
         *slot = Some(name);
     }
@@ -62,6 +72,15 @@ pub(crate) fn guard_name(r: &mut Reader<'_>, at: &At, kind: &str, value: &Value)
                 return None;
             }
             Some(name.to_owned())
+        }
+        _ if kind == "concurrency" => {
+            r.problem(
+                at,
+                Some(value),
+                "`concurrency` takes the name of a shared concurrency limit: `concurrency = \
+                 \"gpu\"` (declared under `[concurrencies.gpu]`, with its `limit`)",
+            );
+            None
         }
         _ => {
             r.problem(
@@ -122,7 +141,7 @@ pub(crate) fn policy(
             kind if GUARD_KEYS.contains(&kind) => {
                 if in_set {
                     if let Some(name) = guard_name(r, &at, kind, value) {
-                        guards.set(kind, name);
+                        guards.set(kind, name, &at, value);
                     }
                 } else {
                     r.problem(
@@ -167,12 +186,14 @@ pub(crate) struct Document {
     pub(crate) cooldowns: Vec<(String, CooldownConfig)>,
     pub(crate) throttles: Vec<(String, ThrottleConfig)>,
     pub(crate) breakers: Vec<(String, BreakerConfig)>,
+    pub(crate) concurrencies: Vec<(String, ConcurrencyConfig)>,
     pub(crate) routes: Vec<crate::route::RouteDoc>,
 }
 
 /// Reads a set of policies: `[policies.NAME]`, and the shared guards they
 /// name under `[budgets.NAME]`, `[cooldowns.NAME]`, `[throttles.NAME]`,
-/// `[breakers.NAME]`, and the routes under `[routes.NAME]`.
+/// `[breakers.NAME]`, `[concurrencies.NAME]`, and the routes under
+/// `[routes.NAME]`.
 pub(crate) fn document(r: &mut Reader<'_>, value: &Value) -> Document {
     let mut document = Document::default();
     let root = At::root();
@@ -258,9 +279,12 @@ pub(crate) fn document(r: &mut Reader<'_>, value: &Value) -> Document {
                 "throttle" => document
                     .throttles
                     .push((name.clone(), throttle(r, &at, value))),
-                _ => document
+                "breaker" => document
                     .breakers
                     .push((name.clone(), breaker(r, &at, value))),
+                _ => document
+                    .concurrencies
+                    .push((name.clone(), concurrency(r, &at, value))),
             }
             declared.push((kind.singular, name, at));
         }
@@ -282,6 +306,46 @@ pub(crate) fn document(r: &mut Reader<'_>, value: &Value) -> Document {
             );
         }
     }
+    // A concurrency limit has no defaults: a name must be declared.
+    let known = document.concurrency_names();
+    for (_, _, guards) in &document.policies {
+        if let (Some(name), Some((at, value))) = (&guards.concurrency, &guards.concurrency_at)
+            && !known.contains(&name.as_str())
+        {
+            r.problem(at, Some(value), no_concurrency(name, &known));
+        }
+    }
     crate::route::check(r, &document);
     document
+}
+
+impl Document {
+    /// The names of the concurrency limits declared, in order.
+    pub(crate) fn concurrency_names(&self) -> Vec<&str> {
+        let mut known: Vec<&str> = self.concurrencies.iter().map(|(n, _)| n.as_str()).collect();
+        known.sort_unstable();
+        known
+    }
+}
+
+/// Why `name` names no concurrency limit of a set that declares `known`.
+pub(crate) fn no_concurrency(name: &str, known: &[&str]) -> String {
+    let shown = quoted(name);
+    if known.is_empty() {
+        return format!(
+            "no concurrency named {shown}: the set declares none; declare it under \
+             `[concurrencies.{}]` with its `limit`, like `limit = 4` (a concurrency limit has \
+             no default)",
+            segment(name)
+        );
+    }
+    let guess = closest(name, known.iter().copied())
+        .map(|guess| format!(" did you mean {}?", quoted(guess)))
+        .unwrap_or_default();
+    format!(
+        "no concurrency named {shown}: a name here is a shared concurrency limit of the set, \
+         declared under `[concurrencies.NAME]` with its `limit`;{guess} the concurrencies are: \
+         {}",
+        known.join(", ")
+    )
 }

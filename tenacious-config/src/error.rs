@@ -8,7 +8,7 @@ use std::fmt;
 ///
 /// ```text
 /// retry.toml: policies.openai.base: "200 ms": invalid duration: unknown unit ` ms`; write a number and a unit, like "200ms", "1.5s", "2m" or "1m30s" (units: h, m, s, ms, us, ns)
-/// retry.toml: policies.openai.maxx: unknown key `maxx`; did you mean `max`? the keys are: max, base, cap, jitter, on, max_retry_after, timeout, deadline, first_item, idle, resume, budget, breaker, cooldown, throttle, nested
+/// retry.toml: policies.openai.maxx: unknown key `maxx`; did you mean `max`? the keys are: max, base, cap, jitter, on, max_retry_after, timeout, deadline, first_item, idle, resume, budget, breaker, cooldown, throttle, concurrency, nested
 /// ```
 ///
 /// ```

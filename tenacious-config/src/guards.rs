@@ -1,5 +1,6 @@
 //! The shared guards' settings as a config gives them: each deserializes
-//! into its guard's own builders.
+//! into its guard's own builders (a concurrency limit's in
+//! `guards/concurrency.rs`).
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
@@ -28,6 +29,13 @@ macro_rules! deserialize_through {
         }
     };
 }
+
+// A concurrency limit's settings, in a file of their own; after the macro,
+// which they use.
+mod concurrency;
+
+pub use concurrency::ConcurrencyConfig;
+pub(crate) use concurrency::concurrency;
 
 /// A [`RetryBudget`]'s settings, under `[budgets.NAME]` in a set of
 /// policies, or deserialized on its own.
@@ -300,6 +308,7 @@ pub(crate) fn guard_table(
             "budget" => "capacity = 500",
             "cooldown" => "spacing = \"10ms\"",
             "throttle" => "min_rate = 0.5",
+            "concurrency" => "limit = 4",
             _ => "open_for = \"15s\"",
         }
     );

@@ -57,7 +57,7 @@
 //! [`PolicyConfig`]): `max`, `base`, `cap`, `jitter`, `on` (a list of
 //! class names), `max_retry_after`, `timeout`, `deadline`, `first_item`,
 //! `idle`, `resume`, `nested`, and the shared guards it names: `budget`,
-//! `breaker`, `cooldown`, `throttle`. Durations are written as in
+//! `breaker`, `cooldown`, `throttle`, `concurrency`. Durations are written as in
 //! `#[retry]`: `"200ms"`, `"1.5s"`, `"2m"`, `"1m30s"` (units `h`, `m`, `s`,
 //! `ms`, `us`, `ns`). The same document in JSON is
 //! `{"policies": {"openai": {"max": 5, …}}, "breakers": {…}}`.
@@ -65,10 +65,29 @@
 //! A guard is shared by every policy naming it, and by every call of
 //! theirs: `cooldown = "openai"` in two policies is one cooldown. Its
 //! settings go under `[budgets.NAME]`, `[cooldowns.NAME]`,
-//! `[throttles.NAME]` or `[breakers.NAME]` (see [`BudgetConfig`],
-//! [`CooldownConfig`], [`ThrottleConfig`], [`BreakerConfig`]); a name
-//! with no table of settings gets the defaults, and a table no policy
-//! names is an error (a misspelt name would leave its settings unused).
+//! `[throttles.NAME]`, `[breakers.NAME]` or `[concurrencies.NAME]` (see
+//! [`BudgetConfig`], [`CooldownConfig`], [`ThrottleConfig`],
+//! [`BreakerConfig`], [`ConcurrencyConfig`]); a name with no table of
+//! settings gets the defaults, and a table no policy names is an error (a
+//! misspelt name would leave its settings unused).
+//!
+//! A concurrency limit ([`Concurrency`](tenacious_runtime::Concurrency):
+//! at most `limit` attempts in flight at once among every call of every
+//! policy naming it) has no defaults: a name is one declared, with its
+//! `limit`, and `concurrency = "gpu"` with no `[concurrencies.gpu]` is an
+//! error that lists the names there are:
+//!
+//! ```toml
+//! [policies.embed]
+//! concurrency = "gpu"
+//!
+//! [policies.rerank]
+//! concurrency = "gpu"       # the same 4 permits as `embed`
+//!
+//! [concurrencies.gpu]
+//! limit = 4                 # needed, at least 1
+//! max_wait = "30s"          # the longest wait for a permit; "0s" refuses at once
+//! ```
 //! The guard is named after it in [`stats`](tenacious_runtime::stats) (its `name`).
 //! A guard's name is the one a store binds it by (feature `redis`,
 //! `Store::bind`): 1 to 200 bytes, no braces; another is refused here in
@@ -83,7 +102,7 @@
 //! ```text
 //! retry.toml: policies.openai.base: "200 ms": invalid duration: unknown unit ` ms`; write a number and a unit, like "200ms", "1.5s", "2m" or "1m30s" (units: h, m, s, ms, us, ns)
 //! retry.toml: policies.openai.on: "Fatal": `Fatal` errors are never retried: a human must fix the cause; classify the variant `transient` if a retry can succeed (`when` can only narrow `on`, not widen it)
-//! retry.toml: policies.openai.maxx: unknown key `maxx`; did you mean `max`? the keys are: max, base, cap, jitter, on, max_retry_after, timeout, deadline, first_item, idle, resume, budget, breaker, cooldown, throttle, nested
+//! retry.toml: policies.openai.maxx: unknown key `maxx`; did you mean `max`? the keys are: max, base, cap, jitter, on, max_retry_after, timeout, deadline, first_item, idle, resume, budget, breaker, cooldown, throttle, concurrency, nested
 //! ```
 //!
 //! Refused as `#[retry]` refuses them: an unknown key, a zero duration
@@ -97,7 +116,8 @@
 //! # Environment variables
 //!
 //! [`Policies::from_env`] reads `{PREFIX}_{KIND}_{NAME}_{KEY}=value`, where
-//! `KIND` is `POLICY`, `BUDGET`, `COOLDOWN`, `THROTTLE` or `BREAKER`:
+//! `KIND` is `POLICY`, `BUDGET`, `COOLDOWN`, `THROTTLE`, `BREAKER` or
+//! `CONCURRENCY`:
 //!
 //! ```sh
 //! TENACIOUS_POLICY_OPENAI_MAX=5
@@ -105,6 +125,8 @@
 //! TENACIOUS_POLICY_OPENAI_ON=Transient,RateLimited
 //! TENACIOUS_POLICY_OPENAI_BREAKER=openai
 //! TENACIOUS_BREAKER_OPENAI_OPEN_FOR=30s
+//! TENACIOUS_POLICY_EMBED_CONCURRENCY=gpu
+//! TENACIOUS_CONCURRENCY_GPU_LIMIT=4
 //! ```
 //!
 //! The key is the longest of the kind's keys the variable ends with, and
@@ -149,8 +171,9 @@
 //! A target's keys: `name` and `data` (both needed: the model or
 //! deployment, and a base URL or a model id), `policy` (a policy of the
 //! set by name, or a policy's keys inline, `policy = { max = 2 }`; the
-//! defaults without it), `breaker`, `cooldown`, `throttle`, `context` (its
-//! window in tokens), `silence` and `learn_silence` (durations, not zero).
+//! defaults without it), `breaker`, `cooldown`, `throttle`, `concurrency`
+//! (by name only: a concurrency limit of the set), `context` (its window
+//! in tokens), `silence` and `learn_silence` (durations, not zero).
 //!
 //! A guard or budget written by name is the set's shared one, as a
 //! policy's is: declared under `[breakers.NAME]` (…) or named by a policy,
@@ -257,7 +280,7 @@ mod settings;
 mod value;
 
 pub use error::{AlreadyLoaded, ConfigError, MissingPolicy, Problem};
-pub use guards::{BreakerConfig, BudgetConfig, CooldownConfig, ThrottleConfig};
+pub use guards::{BreakerConfig, BudgetConfig, ConcurrencyConfig, CooldownConfig, ThrottleConfig};
 pub use policy::{PolicyConfig, deserialize_policy};
 pub use route::RouteConfigError;
 pub use set::Policies;

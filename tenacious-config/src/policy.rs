@@ -34,7 +34,8 @@ use tenacious_syntax::rules::{self, Setting};
 /// `#[retry]` refuses at compile time is refused here, in its words: an
 /// unknown key (with the list of keys), a zero duration, `max = 0`, `cap`
 /// below `base`, `timeout` longer than `deadline`, `Invalid` in `on`.
-/// The shared guards (`budget`, `breaker`, `cooldown`, `throttle`) are
+/// The shared guards (`budget`, `breaker`, `cooldown`, `throttle`,
+/// `concurrency`) are
 /// named only in a set of policies, [`Policies`](super::Policies), which
 /// declares them; a policy on its own gets them in code, from its
 /// builders.

@@ -4,7 +4,8 @@
 //! is checked against its closed list, every value against what
 //! `#[retry]` accepts, with the macro's words where they fit: a policy's
 //! settings in `settings.rs`, its table and the whole set in
-//! `document.rs`, the guards' tables in `guards.rs`.
+//! `document.rs`, the guards' tables in `guards.rs` (a concurrency limit's
+//! in `guards/concurrency.rs`).
 use tenacious_syntax::keys;
 
 use crate::error::{ConfigError, Problem};
@@ -134,8 +135,21 @@ pub(crate) const BREAKERS: Kind = Kind {
     keys: &["ratio", "window", "min_throughput", "open_for", "probes"],
 };
 
+pub(crate) const CONCURRENCIES: Kind = Kind {
+    singular: "concurrency",
+    plural: "concurrencies",
+    keys: &["limit", "max_wait"],
+};
+
 /// Every kind, in the order the document lists them.
-pub(crate) const KINDS: [&Kind; 5] = [&POLICIES, &BUDGETS, &COOLDOWNS, &THROTTLES, &BREAKERS];
+pub(crate) const KINDS: [&Kind; 6] = [
+    &POLICIES,
+    &BUDGETS,
+    &COOLDOWNS,
+    &THROTTLES,
+    &BREAKERS,
+    &CONCURRENCIES,
+];
 
 /// Keys other retry libraries use (`tenacious-syntax`, shared by the
 /// attribute and the config files).

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Deserializer};
 use tenacious_runtime::registry::PolicySet;
-use tenacious_runtime::{Breaker, Cooldown, Policy, RetryBudget, Throttle};
+use tenacious_runtime::{Breaker, Concurrency, Cooldown, Policy, RetryBudget, Throttle};
 
 use crate::document::{self, Document};
 use crate::env;
@@ -38,6 +38,7 @@ pub struct Policies {
     pub(crate) cooldowns: BTreeMap<String, &'static Cooldown>,
     pub(crate) throttles: BTreeMap<String, &'static Throttle>,
     pub(crate) breakers: BTreeMap<String, &'static Breaker>,
+    pub(crate) concurrencies: BTreeMap<String, &'static Concurrency>,
     /// `[routes.NAME]`, built on demand (`route.rs`).
     pub(crate) routes: BTreeMap<String, crate::route::RouteSpec>,
 }
@@ -287,6 +288,12 @@ impl Policies {
                 });
                 policy = policy.throttle(throttle);
             }
+            if let Some(guard) = &guards.concurrency {
+                // Declared, or the reader refused the set: no defaults.
+                if let Some(concurrency) = set.concurrency_named(&document, guard) {
+                    policy = policy.concurrency(concurrency);
+                }
+            }
             set.policies.insert(name.clone(), policy);
         }
         crate::route::build(&mut set, &document);
@@ -399,6 +406,27 @@ impl Policies {
     #[must_use]
     pub fn breaker(&self, name: &str) -> Option<&'static Breaker> {
         self.breakers.get(name).copied()
+    }
+
+    /// The shared concurrency limit named `name` by the set's policies or
+    /// routes, if any.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tenacious::config::Policies;
+    ///
+    /// let policies = Policies::from_toml_str(
+    ///     "[policies.a]\nconcurrency = \"gpu\"\n[concurrencies.gpu]\nlimit = 4\nmax_wait = \"30s\"\n",
+    /// )?;
+    /// let gpu = policies.concurrency("gpu").unwrap();
+    /// assert_eq!((gpu.get_name(), gpu.limit()), ("gpu", 4));
+    /// assert_eq!(gpu.get_max_wait(), Some(Duration::from_secs(30)));
+    /// assert!(std::ptr::eq(policies.get("a").unwrap().get_concurrency().unwrap(), gpu));
+    /// # Ok::<(), tenacious::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn concurrency(&self, name: &str) -> Option<&'static Concurrency> {
+        self.concurrencies.get(name).copied()
     }
 }
 

@@ -30,6 +30,7 @@ pub(crate) fn example(key: &str) -> &'static str {
         "probe_first" => "probe_first = \"2s\"",
         "window" => "window = \"30s\"",
         "open_for" => "open_for = \"15s\"",
+        "max_wait" => "max_wait = \"30s\"",
         _ => "key = \"1s\"",
     }
 }

@@ -213,7 +213,7 @@ fn problems(text: &str) -> String {
 const FORMAT: &str = "write a number and a unit, like \"200ms\", \"1.5s\", \"2m\" or \"1m30s\" \
                       (units: h, m, s, ms, us, ns)";
 const KEYS: &str = "max, base, cap, jitter, on, max_retry_after, timeout, deadline, first_item, \
-                    idle, resume, budget, breaker, cooldown, throttle, nested";
+                    idle, resume, budget, breaker, cooldown, throttle, concurrency, nested";
 
 #[test]
 fn a_bad_file_gets_every_problem_naming_the_file_the_key_and_the_value() {
@@ -319,7 +319,7 @@ fn what_retry_refuses_at_compile_time_is_refused_in_its_words() {
             "policies.a.retries: unknown key `retries`; did you mean `max`? (`max` counts every \
              attempt, the first included: `retries = 2` is `max = 3`); the keys are: max, base, \
              cap, jitter, on, max_retry_after, timeout, deadline, first_item, idle, resume, budget, \
-             breaker, cooldown, throttle, nested",
+             breaker, cooldown, throttle, concurrency, nested",
         ),
         (
             "when = \"is_retryable\"",
@@ -378,18 +378,18 @@ fn values_of_the_wrong_type_say_what_the_key_takes() {
             "max = 3",
             "max: unknown key `max`: a set of policies names each one, with its settings under \
              `[policies.NAME]`; the keys are: policies, budgets, cooldowns, throttles, breakers, \
-             routes",
+             concurrencies, routes",
         ),
         (
             "[policy.a]",
             "policy: unknown key `policy`; the keys are: policies, budgets, cooldowns, throttles, \
-             breakers, routes",
+             breakers, concurrencies, routes",
         ),
         (
             "[policies.\"my.policy\"]\nmaxx = 1",
             "policies.\"my.policy\".maxx: unknown key `maxx`; did you mean `max`? the keys are: max, \
              base, cap, jitter, on, max_retry_after, timeout, deadline, first_item, idle, resume, \
-             budget, breaker, cooldown, throttle, nested",
+             budget, breaker, cooldown, throttle, concurrency, nested",
         ),
         (
             "[policies.a]\nmax = ",
@@ -726,4 +726,159 @@ fn a_guard_name_a_store_would_refuse_is_refused_in_its_words() {
         err.to_string(),
         format!("environment: APP_POLICY_A_COOLDOWN: \"open{{ai}}\": {WHY}")
     );
+}
+
+/// `[concurrencies.NAME]`: a concurrency limit, declared with its `limit`
+/// and shared by name, as the other guards are.
+#[test]
+fn a_concurrency_limit_is_declared_and_shared_by_name() {
+    let text = "[policies.embed]\nconcurrency = \"gpu\"\n[policies.rerank]\nmax = 2\n\
+                concurrency = \"gpu\"\n[policies.now]\nconcurrency = \"now\"\n\
+                [concurrencies.gpu]\nlimit = 4\nmax_wait = \"30s\"\n\
+                [concurrencies.now]\nlimit = 1\nmax_wait = \"0s\"\n";
+    let set = Policies::from_toml_str(text).unwrap();
+    let gpu = set.require("embed").unwrap().get_concurrency().unwrap();
+    assert_eq!(gpu.limit(), 4);
+    assert_eq!(gpu.get_max_wait(), Some(Duration::from_secs(30)));
+    assert_eq!(gpu.get_name(), "gpu");
+    // One limit per name, whichever policies name it.
+    let rerank = set.require("rerank").unwrap();
+    assert!(std::ptr::eq(rerank.get_concurrency().unwrap(), gpu));
+    assert!(std::ptr::eq(set.concurrency("gpu").unwrap(), gpu));
+    assert_eq!(rerank.get_max(), 2);
+    // "0s": refused at once when no permit is free.
+    let now = set.concurrency("now").unwrap();
+    assert_eq!((now.limit(), now.get_max_wait()), (1, Some(Duration::ZERO)));
+    assert!(set.concurrency("cpu").is_none());
+    assert!(
+        set.require("embed")
+            .unwrap()
+            .explain()
+            .to_string()
+            .ends_with(
+                "guards (their waits not counted above): concurrency \"gpu\" (at most 4 in flight)"
+            )
+    );
+    // Without `max_wait`: the policy's `max_retry_after`.
+    let json = Policies::from_json_str(
+        r#"{"policies": {"a": {"concurrency": "gpu"}}, "concurrencies": {"gpu": {"limit": 8}}}"#,
+    )
+    .unwrap();
+    let gpu = json.concurrency("gpu").unwrap();
+    assert_eq!((gpu.limit(), gpu.get_max_wait()), (8, None));
+    // From the environment, as the other kinds.
+    let env = Policies::from_vars(
+        "APP",
+        [
+            ("APP_POLICY_A_CONCURRENCY", "gpu"),
+            ("APP_CONCURRENCY_GPU_LIMIT", "4"),
+            ("APP_CONCURRENCY_GPU_MAX_WAIT", "30s"),
+        ],
+    )
+    .unwrap();
+    let gpu = env.require("a").unwrap().get_concurrency().unwrap();
+    assert_eq!(
+        (gpu.limit(), gpu.get_max_wait()),
+        (4, Some(Duration::from_secs(30)))
+    );
+}
+
+#[test]
+fn a_concurrency_limit_needs_its_limit_and_a_declared_name() {
+    assert_eq!(
+        problems(
+            "[policies.a]\nconcurrency = \"gpu\"\n[policies.b]\nconcurrency = \"gpx\"\n\
+             [policies.c]\nconcurrency = \"cpu\"\n[policies.d]\nconcurrency = \"tpu\"\n\
+             [concurrencies.gpu]\nlimit = 0\n[concurrencies.cpu]\nmax_wait = \"1s\"\n\
+             [concurrencies.tpu]\nlimit = 2\nlimits = 3\n"
+        ),
+        [
+            "concurrencies.cpu: a concurrency limit needs its `limit`, the most attempts in \
+             flight at once: `limit = 4` (it has no default)",
+            "concurrencies.gpu.limit: 0: a `limit` below 1 admits no attempt, so every call \
+             naming it would be refused; give the most attempts in flight at once, at least 1, \
+             like `limit = 4`",
+            "concurrencies.tpu.limits: unknown key `limits`; did you mean `limit`? the keys are: \
+             limit, max_wait",
+            "policies.b.concurrency: \"gpx\": no concurrency named \"gpx\": a name here is a \
+             shared concurrency limit of the set, declared under `[concurrencies.NAME]` with its \
+             `limit`; did you mean \"gpu\"? the concurrencies are: cpu, gpu, tpu",
+        ]
+        .join("\n")
+    );
+    // No defaults: a name without its table is not a limit.
+    assert_eq!(
+        problems("[policies.a]\nconcurrency = \"gpu\"\n"),
+        "policies.a.concurrency: \"gpu\": no concurrency named \"gpu\": the set declares none; \
+         declare it under `[concurrencies.gpu]` with its `limit`, like `limit = 4` (a \
+         concurrency limit has no default)"
+    );
+    assert_eq!(
+        problems(
+            "[policies.a]\nconcurrency = 3\n[concurrencies.x]\nlimit = \"4\"\n\
+             max_wait = \"soon\"\n"
+        ),
+        [
+            "concurrencies.x.limit: \"4\": `limit` takes the most attempts in flight at once, a \
+             whole number at least 1: `limit = 4`",
+            format!(
+                "concurrencies.x.max_wait: \"soon\": invalid duration: `soon` has no number \
+                 before it; {FORMAT}"
+            )
+            .as_str(),
+            "policies.a.concurrency: 3: `concurrency` takes the name of a shared concurrency \
+             limit: `concurrency = \"gpu\"` (declared under `[concurrencies.gpu]`, with its \
+             `limit`)",
+            "concurrencies.x: no policy names this concurrency; name it in one, like \
+             `concurrency = \"x\"`, or remove it",
+        ]
+        .join("\n")
+    );
+    // On its own, as the other guards' settings.
+    let err = serde_json::from_str::<tenacious::config::ConcurrencyConfig>(r#"{"limit": 0}"#)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("limit: 0: a `limit` below 1 admits no attempt"),
+        "{err}"
+    );
+    let err = toml::from_str::<PolicyConfig>("concurrency = \"gpu\"\n").unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "`concurrency` names a shared concurrency, which only a set of policies declares \
+             (`tenacious::config::Policies`, under `[concurrencies.NAME]`); for a policy on its \
+             own, add it in code with `Policy::concurrency`"
+        ),
+        "{err}"
+    );
+}
+
+/// The concurrency limits the docs show read as they say: the module's
+/// and the config chapter's (`tenacious::docs::config`).
+#[test]
+fn the_documented_concurrency_limits_read() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let module = std::fs::read_to_string(format!("{root}/src/lib.rs")).unwrap();
+    let chapter = std::fs::read_to_string(format!("{root}/../docs/config.md")).unwrap();
+    for (text, prefix) in [(module.as_str(), "//!"), (chapter.as_str(), "")] {
+        let lines: Vec<&str> = text
+            .lines()
+            .map(|line| line.strip_prefix(prefix).unwrap_or(line))
+            .map(|line| line.strip_prefix(' ').unwrap_or(line))
+            .collect();
+        let block = lines
+            .split(|line| line.starts_with("```"))
+            .find(|block| block.contains(&"[concurrencies.gpu]"))
+            .unwrap()
+            .join("\n");
+        let set = Policies::from_toml_str(&block).unwrap();
+        let gpu = set.concurrency("gpu").unwrap();
+        assert_eq!(gpu.limit(), 4);
+        assert_eq!(gpu.get_max_wait(), Some(Duration::from_secs(30)));
+        assert!(std::ptr::eq(
+            set.require("embed").unwrap().get_concurrency().unwrap(),
+            set.require("rerank").unwrap().get_concurrency().unwrap()
+        ));
+    }
 }

@@ -71,9 +71,9 @@ fn a_bad_variable_is_named_with_its_value() {
     let err = Policies::from_env("TENACIOUS_ENV2").unwrap_err();
     let forms = "`TENACIOUS_ENV2_POLICY_<NAME>_<KEY>`, `TENACIOUS_ENV2_BUDGET_<NAME>_<KEY>`, \
                  `TENACIOUS_ENV2_COOLDOWN_<NAME>_<KEY>`, `TENACIOUS_ENV2_THROTTLE_<NAME>_<KEY>`, \
-                 `TENACIOUS_ENV2_BREAKER_<NAME>_<KEY>`";
+                 `TENACIOUS_ENV2_BREAKER_<NAME>_<KEY>`, `TENACIOUS_ENV2_CONCURRENCY_<NAME>_<KEY>`";
     let keys = "max, base, cap, jitter, on, max_retry_after, timeout, deadline, first_item, idle, \
-                resume, budget, breaker, cooldown, throttle, nested";
+                resume, budget, breaker, cooldown, throttle, concurrency, nested";
     let expected = [
         format!(
             "environment: TENACIOUS_ENV2_POLCY_SEARCH_MAX: unknown kind `POLCY` after \

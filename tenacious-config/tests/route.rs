@@ -259,14 +259,14 @@ fn unknown_keys_say_which_there_are_and_where_a_misplaced_one_goes() {
          `on_class`, `on_stop` and `on_silence`, like `on_class = { Fatal = \"stop\" }`\n\
          routes.chat.targets[0].max: unknown key `max`: `max` is a key of the target's policy: \
          `policy = { max = … }`, or name a policy of the set, `policy = \"openai\"`; the keys \
-         of a target are: name, data, policy, breaker, cooldown, throttle, context, silence, \
-         learn_silence\n\
+         of a target are: name, data, policy, breaker, cooldown, throttle, concurrency, \
+         context, silence, learn_silence\n\
          routes.chat.targets[0].on_class: unknown key `on_class`: `on_class` is a key of the \
          route, under `[routes.NAME]`; the keys of a target are: name, data, policy, breaker, \
-         cooldown, throttle, context, silence, learn_silence\n\
+         cooldown, throttle, concurrency, context, silence, learn_silence\n\
          routes.chat.targets[0].silense: unknown key `silense`; did you mean `silence`? the \
-         keys are: name, data, policy, breaker, cooldown, throttle, context, silence, \
-         learn_silence\n\
+         keys are: name, data, policy, breaker, cooldown, throttle, concurrency, context, \
+         silence, learn_silence\n\
          routes.chat.timeout: unknown key `timeout`: `timeout` is a key of a target's policy, \
          in `targets = [{ name = \"gpt-4o\", policy = { timeout = … } }]`; the keys of a route \
          are: targets, deadline, budget, on_class, on_stop, on_silence"
@@ -278,13 +278,13 @@ fn unknown_keys_say_which_there_are_and_where_a_misplaced_one_goes() {
         ),
         "routes.chat.targets[0].policy.maxx: unknown key `maxx`; did you mean `max`? the keys \
          are: max, base, cap, jitter, on, max_retry_after, timeout, deadline, first_item, idle, \
-         resume, budget, breaker, cooldown, throttle, nested"
+         resume, budget, breaker, cooldown, throttle, concurrency, nested"
     );
     // `route` for `routes`, at the top.
     assert_eq!(
         problems("[route.chat]\n"),
         "route: unknown key `route`; did you mean `routes`? the keys are: policies, budgets, \
-         cooldowns, throttles, breakers, routes"
+         cooldowns, throttles, breakers, concurrencies, routes"
     );
 }
 
@@ -404,10 +404,11 @@ fn rules_name_known_classes_stop_reasons_and_moves() {
          larger `context`) or \"stop\" (stop the route)\n\
          routes.chat.on_stop.CircuitOpn: unknown stop reason `CircuitOpn` in `on_stop`; did you \
          mean `CircuitOpen`? the stop reasons are: Exhausted, NotRetryable, HintTooLong, \
-         Deadline, Budget, Nested, Guard, Cooldown, CircuitOpen, PartialOutput, NotIdempotent\n\
+         Deadline, Budget, Nested, Guard, Cooldown, CircuitOpen, PartialOutput, NotIdempotent, \
+         Concurrency\n\
          routes.chat.on_stop.Timeout: unknown stop reason `Timeout` in `on_stop`; the stop \
          reasons are: Exhausted, NotRetryable, HintTooLong, Deadline, Budget, Nested, Guard, \
-         Cooldown, CircuitOpen, PartialOutput, NotIdempotent"
+         Cooldown, CircuitOpen, PartialOutput, NotIdempotent, Concurrency"
     );
     assert_eq!(
         problems(
@@ -498,6 +499,59 @@ fn a_target_guard_or_policy_names_one_the_set_has() {
          routes.chat.targets[0].throttle: 5: `throttle` takes the name of a shared throttle of \
          the set, `throttle = \"openai\"` (declared under `[throttles.openai]`), or its own \
          settings, `throttle = { max_rate = 50 }`"
+    );
+}
+
+#[test]
+fn a_target_names_a_concurrency_limit_of_the_set() {
+    // By name: the set's, shared with the policies naming it.
+    let set = Policies::from_toml_str(
+        "[policies.p]\nconcurrency = \"gpu\"\n[concurrencies.gpu]\nlimit = 2\n\
+         [routes.chat]\ntargets = [\
+         { name = \"limit-a\", data = \"a\", concurrency = \"gpu\" },\
+         { name = \"limit-b\", data = \"b\", policy = \"p\" },\
+         { name = \"limit-c\", data = \"c\" }]\n",
+    )
+    .unwrap();
+    let gpu = set.concurrency("gpu").unwrap();
+    assert_eq!(gpu.limit(), 2);
+    let route = set.route("chat").unwrap();
+    let [a, b, c] = route.targets() else {
+        panic!("three targets: {route:?}");
+    };
+    assert!(std::ptr::eq(a.get_policy().get_concurrency().unwrap(), gpu));
+    assert!(std::ptr::eq(b.get_policy().get_concurrency().unwrap(), gpu));
+    assert!(c.get_policy().get_concurrency().is_none());
+    // Only a target names it: declared, built and shared all the same.
+    let only = Policies::from_toml_str(
+        "[concurrencies.gpu]\nlimit = 3\n[routes.chat]\ntargets = [\
+         { name = \"limit-d\", data = \"d\", concurrency = \"gpu\" }]\n",
+    )
+    .unwrap();
+    let route = only.route("chat").unwrap();
+    assert!(std::ptr::eq(
+        route.targets()[0].get_policy().get_concurrency().unwrap(),
+        only.concurrency("gpu").unwrap()
+    ));
+    // Not inline, not a name the set lacks, not in an inline policy.
+    assert_eq!(
+        problems(
+            "[concurrencies.gpu]\nlimit = 1\n[policies.p]\nconcurrency = \"gpu\"\n\
+             [[routes.chat.targets]]\nname = \"limit-e\"\ndata = \"e\"\n\
+             concurrency = { limit = 2 }\n\
+             [[routes.chat.targets]]\nname = \"limit-f\"\ndata = \"f\"\nconcurrency = \"gpx\"\n\
+             policy = { concurrency = \"gpu\" }\n"
+        ),
+        "routes.chat.targets[0].concurrency: `concurrency` takes the name of a shared \
+         concurrency limit of the set, `concurrency = \"gpu\"`, declared under \
+         `[concurrencies.gpu]` with its `limit` (a target has no concurrency limit of its own: \
+         declare it in the set and name it)\n\
+         routes.chat.targets[1].policy.concurrency: \"gpu\": a target's policy names no \
+         concurrency: the target's guards are keys of the target, beside `policy`: \
+         `concurrency = \"gpu\"`\n\
+         routes.chat.targets[1].concurrency: \"gpx\": no concurrency named \"gpx\": a name \
+         here is a shared concurrency limit of the set, declared under `[concurrencies.NAME]` \
+         with its `limit`; did you mean \"gpu\"? the concurrencies are: gpu"
     );
 }
 

@@ -60,6 +60,9 @@ fn reader(name: &str) -> Option<Read> {
         "breaker" => |args, key, value, errors| args.breaker = static_path(key, &value, errors),
         "cooldown" => |args, key, value, errors| args.cooldown = static_path(key, &value, errors),
         "throttle" => |args, key, value, errors| args.throttle = static_path(key, &value, errors),
+        "concurrency" => {
+            |args, key, value, errors| args.concurrency = static_path(key, &value, errors)
+        }
         "guard" => |args, key, value, errors| args.guard = static_path(key, &value, errors),
         "key" => |args, _, value, _| args.key = Some(value),
         "nested" => |args, _, value, errors| args.nested = nested(&value, errors),
@@ -136,6 +139,8 @@ pub(super) struct Args {
     pub(super) cooldown: Option<ExprPath>,
     /// `throttle = PATH`: a `static Throttle`.
     pub(super) throttle: Option<ExprPath>,
+    /// `concurrency = PATH`: a `static Concurrency`.
+    pub(super) concurrency: Option<ExprPath>,
     /// `guard = PATH`: a `static` implementing `Guard`.
     pub(super) guard: Option<ExprPath>,
     /// `key = EXPR`: the call's idempotency key, from its arguments.

@@ -150,22 +150,33 @@ impl Pacer {
                     *this.at += 1;
                     continue;
                 }
-                // After the chain, a budget kept in a store that answered
-                // `Later` at the retry's decision.
-                if this.pending.is_none()
-                    && let Some(budget) = engine.take_budget_later()
-                {
-                    *this.pending = Some(SyncWrapper::new(
-                        budget.admit_async(engine.next_attempt(false)),
-                    ));
+                if at == chain.len() {
+                    // After the chain, a budget kept in a store that
+                    // answered `Later` at the retry's decision.
+                    if this.pending.is_none()
+                        && let Some(budget) = engine.take_budget_later()
+                    {
+                        *this.pending = Some(SyncWrapper::new(
+                            budget.admit_async(engine.next_attempt(false)),
+                        ));
+                    }
+                    let admit = match this.pending {
+                        Some(pending) => ready!(pending.get_mut().as_mut().poll(cx)),
+                        None => Admit::Go,
+                    };
+                    *this.pending = None;
+                    // A budget does not ask to wait: a wait is taken as a go.
+                    let _ = settle(engine, admit, BUDGET_AT, *this.held);
+                    *this.at += 1;
+                    continue;
                 }
-                let admit = match this.pending {
-                    Some(pending) => ready!(pending.get_mut().as_mut().poll(cx)),
-                    None => Admit::Go,
-                };
-                *this.pending = None;
-                // A budget does not ask to wait: a wait is taken as a go.
-                let _ = settle(engine, admit, BUDGET_AT, *this.held);
+                // Last, the permit of a concurrency limit.
+                if ready!(poll_permit(engine, this.pending, *this.held, cx)) {
+                    // It waited for it: the guards before it again.
+                    *this.went = STARTED;
+                    *this.at = 0;
+                    continue;
+                }
                 engine.paced();
                 (*this.at, *this.went, *this.held, *this.probing) = (0, 0, 0, false);
                 return Poll::Ready(());
@@ -211,6 +222,8 @@ impl Pacer {
                 Then::Wait(delay) => {
                     let given_back = given_back(*this.held, bit, *this.probing);
                     engine.tell_not_made(given_back, false);
+                    // No permit is held through a wait: taken again after.
+                    engine.release_permit();
                     *this.held = (*this.held & !given_back) | bit;
                     engine.owe(*this.held, *this.probing);
                     *this.timer = Some(Box::pin(sleep(delay)));
@@ -243,50 +256,137 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
     // As the pacer's `went` (see there).
     let mut went = 0u8;
     let mut at = 0;
-    while at < chain.len() {
-        let bit = 1u8 << at;
-        let Some(guard) = chain[at].filter(|_| went & bit == 0) else {
-            at += 1;
-            continue;
-        };
-        let next = engine.next_attempt(held & bit != 0);
-        let mut admit = ask_holding(engine, at, guard, &next, &mut probe);
-        let awaited = admit == Admit::Later;
-        if awaited {
-            admit = block_on(guard.admit_async(next));
-        }
-        match settle(engine, admit, at, held) {
-            Then::Next => {
-                held |= bit;
-                engine.owe(held, probe.is_some());
-                if awaited {
-                    went |= bit;
+    loop {
+        while at < chain.len() {
+            let bit = 1u8 << at;
+            let Some(guard) = chain[at].filter(|_| went & bit == 0) else {
+                at += 1;
+                continue;
+            };
+            let next = engine.next_attempt(held & bit != 0);
+            let mut admit = ask_holding(engine, at, guard, &next, &mut probe);
+            let awaited = admit == Admit::Later;
+            if awaited {
+                admit = block_on(guard.admit_async(next));
+            }
+            match settle(engine, admit, at, held) {
+                Then::Next => {
+                    held |= bit;
+                    engine.owe(held, probe.is_some());
+                    if awaited {
+                        went |= bit;
+                        at = 0;
+                    } else {
+                        at += 1;
+                    }
+                }
+                Then::Wait(delay) => {
+                    let given_back = given_back(held, bit, probe.is_some());
+                    engine.tell_not_made(given_back, false);
+                    engine.release_permit();
+                    held = (held & !given_back) | bit;
+                    engine.owe(held, probe.is_some());
+                    sleep_blocking(delay);
+                    went = 0;
                     at = 0;
-                } else {
-                    at += 1;
+                }
+                Then::Stop => {
+                    engine.paced();
+                    return;
                 }
             }
-            Then::Wait(delay) => {
-                let given_back = given_back(held, bit, probe.is_some());
-                engine.tell_not_made(given_back, false);
-                held = (held & !given_back) | bit;
-                engine.owe(held, probe.is_some());
-                sleep_blocking(delay);
-                went = 0;
-                at = 0;
-            }
-            Then::Stop => {
-                engine.paced();
-                return;
-            }
         }
-    }
-    if let Some(budget) = engine.take_budget_later() {
-        let admit = block_on(budget.admit_async(engine.next_attempt(false)));
-        // A budget does not ask to wait: a wait is taken as a go.
-        let _ = settle(engine, admit, BUDGET_AT, held);
+        if let Some(budget) = engine.take_budget_later() {
+            let admit = block_on(budget.admit_async(engine.next_attempt(false)));
+            // A budget does not ask to wait: a wait is taken as a go.
+            let _ = settle(engine, admit, BUDGET_AT, held);
+        }
+        if !permit_blocking(engine, held) {
+            break;
+        }
+        // It waited for its permit: the guards before it again.
+        went = 0;
+        at = 0;
     }
     engine.paced();
+}
+
+/// Where a concurrency limit's refusal is told from, after the chain and
+/// the budget.
+const PERMIT_AT: usize = BUDGET_AT + 1;
+
+/// Takes the permit of the policy's concurrency limit for the next
+/// attempt, if it has one and the call holds none (and has not stopped):
+/// at once when one is free, else by waiting in `pending` at most as long
+/// as [`Concurrency::wait_bound`](crate::Concurrency) allows. `true` when
+/// the call waited for it (the guards before it are asked again); a wait
+/// that runs out stops the call as a guard's refusal does ([`settle`]).
+fn poll_permit(
+    engine: &mut Engine<'_>,
+    pending: &mut Option<SyncWrapper<PendingAdmit<'static>>>,
+    held: u8,
+    cx: &mut Context<'_>,
+) -> Poll<bool> {
+    let Some(concurrency) = engine.policy().get_concurrency() else {
+        return Poll::Ready(false);
+    };
+    if engine.holds_permit() || engine.stop_reason().is_some() {
+        return Poll::Ready(false);
+    }
+    let (admit, waited) = if let Some(waiting) = pending {
+        let admit = ready!(waiting.get_mut().as_mut().poll(cx));
+        *pending = None;
+        (admit, true)
+    } else if concurrency.try_acquire() {
+        (Admit::Go, false)
+    } else {
+        let bound = concurrency.wait_bound(&engine.next_attempt(false));
+        if bound.is_zero() {
+            (concurrency.refused(), false)
+        } else {
+            let mut waiting = concurrency.wait_async(bound);
+            match waiting.as_mut().poll(cx) {
+                Poll::Ready(admit) => (admit, true),
+                Poll::Pending => {
+                    *pending = Some(SyncWrapper::new(waiting));
+                    return Poll::Pending;
+                }
+            }
+        }
+    };
+    Poll::Ready(took_permit(engine, admit, held) && waited)
+}
+
+/// [`poll_permit`] for a blocking call: it parks the thread.
+fn permit_blocking(engine: &mut Engine<'_>, held: u8) -> bool {
+    let Some(concurrency) = engine.policy().get_concurrency() else {
+        return false;
+    };
+    if engine.holds_permit() || engine.stop_reason().is_some() {
+        return false;
+    }
+    if concurrency.try_acquire() {
+        engine.take_permit();
+        return false;
+    }
+    let bound = concurrency.wait_bound(&engine.next_attempt(false));
+    let admit = if bound.is_zero() {
+        concurrency.refused()
+    } else {
+        concurrency.wait_blocking(bound)
+    };
+    took_permit(engine, admit, held)
+}
+
+/// The call holds the permit `admit` granted (`true`), or stops for the
+/// refusal (see [`settle`]).
+fn took_permit(engine: &mut Engine<'_>, admit: Admit, held: u8) -> bool {
+    if admit == Admit::Go {
+        engine.take_permit();
+        return true;
+    }
+    let _ = settle(engine, admit, PERMIT_AT, held);
+    false
 }
 
 /// In a [`Pacer`]'s `went`: it read the guards the engine holds. Above the

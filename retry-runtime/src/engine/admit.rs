@@ -110,7 +110,9 @@ impl<'p> Engine<'p> {
             self.tell_not_made(given_back, false);
             held &= !given_back;
         }
-        if again != 0 {
+        // A concurrency limit's permit is taken just before the attempt,
+        // after the wait (see `pace.rs`).
+        if again != 0 || policy.get_concurrency().is_some() {
             self.flags |= PACE;
         }
         if held & GIVEN_BACK_ON_WAIT == 0 {
@@ -272,10 +274,12 @@ impl<'p> Engine<'p> {
     /// before the attempt started, every guard that admitted it hears it
     /// was not made (a throttle's token, a cooldown's turn, a probe slot,
     /// a retry's budget token go back); during it, the breaker whose
-    /// probe slot it held.
+    /// probe slot it held. Either way its concurrency permit, if it holds
+    /// one.
     #[cold]
     #[inline(never)]
-    pub(super) fn dropped(&self) {
+    pub(super) fn dropped(&mut self) {
+        self.release_permit();
         let held = (self.flags >> HELD_SHIFT) as u8 & ALL_HELD;
         if self.flags & OWED != 0 {
             let budget = self.attempts > 0 && !self.has(BUDGET_LATER);
@@ -308,6 +312,30 @@ impl<'p> Engine<'p> {
     /// The policy's guards, in the order they are asked.
     pub(crate) const fn chain(&self) -> Chain {
         self.policy.chain()
+    }
+
+    /// The call now holds a permit of its policy's concurrency limit,
+    /// for its next attempt.
+    pub(crate) fn take_permit(&mut self) {
+        self.permit = true;
+    }
+
+    /// Whether the call holds a permit for its next attempt (or the one
+    /// running).
+    pub(crate) const fn holds_permit(&self) -> bool {
+        self.permit
+    }
+
+    /// Gives back the call's concurrency permit, if it holds one: its
+    /// attempt ended (or will not be made), or the call is dropped.
+    #[inline]
+    pub(crate) fn release_permit(&mut self) {
+        if self.permit {
+            self.permit = false;
+            if let Some(concurrency) = self.policy.get_concurrency() {
+                concurrency.release();
+            }
+        }
     }
 
     /// The call's error type can say a guard refused its first attempt
@@ -367,6 +395,7 @@ impl<'p> Engine<'p> {
     ) {
         self.stop = Some(reason);
         self.flags &= !(OWED | PROBING);
+        self.release_permit();
         let mut held = held;
         if let Some(at) = refused_by {
             held &= !(1 << at);

@@ -107,6 +107,7 @@ impl Engine<'_> {
         let class = error.classify();
         let hint = error.retry_after();
         if has_guards(self.policy) {
+            self.release_permit();
             self.tell_guards(
                 self.attempts,
                 AttemptResult::Failure {

@@ -65,6 +65,11 @@ pub struct Engine<'p> {
     /// a retry's decision (see [`Engine::held`]).
     flags: u16,
     stop: Option<StopReason>,
+    /// The call holds a permit of its policy's
+    /// [`Concurrency`](crate::Concurrency) limit, for the attempt about to
+    /// run or running: given back when the attempt ends, the call gives up
+    /// before it, or the call is dropped (see [`Engine::release_permit`]).
+    permit: bool,
     /// The last backoff drawn, in nanoseconds, for decorrelated jitter;
     /// once a guard's refusal stopped the call (`RETRY_IN`), how long
     /// until that guard would admit again, which no backoff needs then.
@@ -167,6 +172,7 @@ impl<'p> Engine<'p> {
             attempts: 0,
             flags,
             stop: None,
+            permit: false,
             prev: policy.base_nanos(),
             start,
             key: [0; 2],
@@ -304,6 +310,7 @@ impl<'p> Engine<'p> {
     fn succeeded_otherwise(&mut self) {
         self.attempts = self.attempts.saturating_add(1);
         if has_guards(self.policy) {
+            self.release_permit();
             self.tell_guards(self.attempts, AttemptResult::Success, Signals::NONE);
         }
         if let Some(stats) = self.policy.get_stats() {
@@ -422,10 +429,11 @@ impl<'p> Engine<'p> {
 
 impl Drop for Engine<'_> {
     /// A call dropped while the guards hold something for it gives it
-    /// back (see `OWED`): one test of the flags otherwise.
+    /// back (see `OWED`), and its permit (see `permit`): one test of the
+    /// flags otherwise.
     #[inline]
     fn drop(&mut self) {
-        if self.flags & (OWED | IN_FLIGHT) != 0 {
+        if self.flags & (OWED | IN_FLIGHT) != 0 || self.permit {
             self.dropped();
         }
     }

@@ -6,6 +6,7 @@
 mod adaptive;
 pub(crate) mod breaker;
 pub(crate) mod budget;
+pub(crate) mod concurrency;
 pub(crate) mod cooldown;
 pub(crate) mod guard_name;
 pub(crate) mod refused;

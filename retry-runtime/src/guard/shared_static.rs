@@ -1,5 +1,5 @@
 //! What the guard keys of `#[retry]` (`budget`, `breaker`, `cooldown`,
-//! `throttle`, `guard`) take: a plain `static` of the guard's type, built
+//! `throttle`, `concurrency`, `guard`) take: a plain `static` of the guard's type, built
 //! at compile time by its `const fn new()`.
 //!
 //! The macro cannot see the type of the path it is given, so the generated
@@ -12,7 +12,7 @@
 //! runtime's terms. The result's type is the trait's projection, which a
 //! failed bound leaves unknown, so the builder reports nothing more.
 
-use crate::{Breaker, Cooldown, Guard, RetryBudget, Throttle};
+use crate::{Breaker, Concurrency, Cooldown, Guard, RetryBudget, Throttle};
 
 // The four keys' traits and fns below are written out, not made by a
 // `macro_rules!`: rustc quotes their source in the notes of the errors they
@@ -76,6 +76,20 @@ impl SharedThrottle for Throttle {
     type Is = Self;
 }
 
+/// A type `concurrency` takes a `static` of: [`Concurrency`].
+#[diagnostic::on_unimplemented(
+    message = "`concurrency` takes a plain `static Concurrency`, but this `static` is a `{Self}`",
+    label = "expected a `static` of type `tenacious::Concurrency`",
+    note = "declare `static PROVIDER_CONCURRENCY: tenacious::Concurrency = tenacious::Concurrency::new(8);` and write `concurrency = PROVIDER_CONCURRENCY`: `Concurrency::new` is a `const fn`, so the limit needs no `LazyLock`, `Arc` or `Box` around it, and every call that names the `static` shares it"
+)]
+pub trait SharedConcurrency {
+    /// The type itself.
+    type Is: ?Sized;
+}
+impl SharedConcurrency for Concurrency {
+    type Is = Self;
+}
+
 /// A type `guard` takes a `static` of: any [`Guard`].
 #[diagnostic::on_unimplemented(
     message = "`guard` takes a plain `static` whose type implements `Guard`, but this `static` is a `{Self}`",
@@ -110,6 +124,14 @@ pub const fn shared_cooldown<G: SharedCooldown<Is = G>>(cooldown: &'static G) ->
 #[must_use]
 pub const fn shared_throttle<G: SharedThrottle<Is = G>>(throttle: &'static G) -> &'static G::Is {
     throttle
+}
+
+/// `concurrency = PATH`: the `static` itself, for [`Policy::concurrency`](crate::Policy::concurrency).
+#[must_use]
+pub const fn shared_concurrency<G: SharedConcurrency<Is = G>>(
+    concurrency: &'static G,
+) -> &'static G::Is {
+    concurrency
 }
 
 /// `guard = PATH`: the `static` as a `Guard`, for [`Policy::guard`](crate::Policy::guard).

@@ -174,6 +174,7 @@ mod tests {
             StopReason::CircuitOpen,
             StopReason::PartialOutput,
             StopReason::NotIdempotent,
+            StopReason::Concurrency,
         ] {
             assert_eq!(d.level(reason, t), Some(Level::WARN), "{reason:?}");
         }

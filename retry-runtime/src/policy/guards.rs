@@ -2,7 +2,7 @@
 //! budget), and the chain the engine asks them in.
 use super::Policy;
 use crate::guard::ByAddress;
-use crate::{Breaker, Cooldown, Guard, RetryBudget, Throttle};
+use crate::{Breaker, Concurrency, Cooldown, Guard, RetryBudget, Throttle};
 
 impl Policy {
     /// Asks `guard` before every attempt whether it may start, and tells it
@@ -134,6 +134,40 @@ impl Policy {
         }
     }
 
+    /// Holds every attempt to a shared [`Concurrency`] limit: at most its
+    /// limit of attempts in flight among every call naming it, each
+    /// taking a permit just before it starts (after the other guards and
+    /// the backoff) and giving it back when it ends, on every path. A call
+    /// that finds none free waits in order, outside the attempt's
+    /// `timeout` and inside its `deadline`; a wait it cannot serve stops
+    /// it with [`StopReason::Concurrency`](crate::StopReason::Concurrency).
+    /// Default: none, and a call without one runs none of it.
+    ///
+    /// ```
+    /// use tenacious::{Concurrency, Policy};
+    ///
+    /// static PROVIDER: Concurrency = Concurrency::new(16);
+    /// const POLICY: Policy = Policy::new().concurrency(&PROVIDER);
+    /// assert!(std::ptr::eq(POLICY.get_concurrency().unwrap(), &PROVIDER));
+    /// ```
+    #[must_use]
+    pub const fn concurrency(self, concurrency: &'static Concurrency) -> Self {
+        Self {
+            concurrency: Some(ByAddress(concurrency)),
+            guards: self.guards | HAS_CONCURRENCY,
+            ..self
+        }
+    }
+
+    /// The limit set by [`concurrency`](Policy::concurrency), if any.
+    #[must_use]
+    pub const fn get_concurrency(&self) -> Option<&'static Concurrency> {
+        match self.concurrency {
+            Some(ByAddress(concurrency)) => Some(concurrency),
+            None => None,
+        }
+    }
+
     /// The guard set by [`guard`](Policy::guard), if any.
     #[must_use]
     pub const fn get_guard(&self) -> Option<&'static dyn Guard> {
@@ -201,8 +235,8 @@ impl Policy {
         ]
     }
 
-    /// Whether the policy names a guard besides its budget: known at
-    /// compile time for a `const` policy.
+    /// Whether the policy names a guard besides its budget (a concurrency
+    /// limit included): known at compile time for a `const` policy.
     #[inline]
     pub(crate) const fn has_chain(&self) -> bool {
         self.guards & !HAS_BUDGET != 0
@@ -221,6 +255,7 @@ const HAS_GUARD: u8 = 2;
 const HAS_BUDGET: u8 = 4;
 const HAS_THROTTLE: u8 = 8;
 const HAS_BREAKER: u8 = 16;
+const HAS_CONCURRENCY: u8 = 32;
 
 /// The guards of [`Policy::chain`].
 pub(crate) type Chain = [Option<&'static dyn Guard>; 4];

@@ -15,7 +15,9 @@ use std::time::Duration;
 use crate::clock::saturating_nanos;
 use crate::guard::ByAddress;
 use crate::stats::CallStats;
-use crate::{Breaker, Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn, Throttle};
+use crate::{
+    Breaker, Concurrency, Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn, Throttle,
+};
 
 /// A retry policy: how many attempts, how long to wait between them, which
 /// errors to retry.
@@ -39,6 +41,7 @@ use crate::{Breaker, Cooldown, Guard, Jitter, Nested, RetryBudget, RetryOn, Thro
 /// | shared adaptive request rate | [`throttle`](Policy::throttle) | [`get_throttle`](Policy::get_throttle) | none |
 /// | a shared [`Guard`] of your own, asked before each attempt | [`guard`](Policy::guard) | [`get_guard`](Policy::get_guard) | none |
 /// | shared retry budget | [`budget`](Policy::budget) | [`get_budget`](Policy::get_budget) | none |
+/// | shared limit of attempts in flight | [`concurrency`](Policy::concurrency) | [`get_concurrency`](Policy::get_concurrency) | none |
 /// | inside another retried call | [`nested`](Policy::nested) | [`get_nested`](Policy::get_nested) | [`Nested::Once`] |
 /// | statistics record (and `tracing`/`metrics`) | [`stats`](Policy::stats) | [`get_stats`](Policy::get_stats) | none |
 /// | a stream's held preamble, in items | [`max_held`](Policy::max_held) | [`get_max_held`](Policy::get_max_held) | 1 024 |
@@ -91,6 +94,7 @@ pub struct Policy {
     throttle: Option<ByAddress<Throttle>>,
     guard: Option<ByAddress<dyn Guard>>,
     budget: Option<ByAddress<RetryBudget>>,
+    concurrency: Option<ByAddress<Concurrency>>,
     /// Which of the guard slots are set (`HAS_*`): what a call tests first,
     /// in one load, from the engine's pointer to its policy.
     guards: u8,
@@ -121,6 +125,7 @@ impl Policy {
         throttle: None,
         guard: None,
         budget: None,
+        concurrency: None,
         guards: 0,
         nested: Nested::Once,
         stats: None,

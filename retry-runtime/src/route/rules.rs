@@ -27,7 +27,7 @@ pub enum Then {
 /// | the target gave up | default | why |
 /// |---|---|---|
 /// | it was silent: no answer within its [`silence`](super::Target::silence) limit | `Next`, after that one attempt | a target that does not answer is not retried |
-/// | its breaker is open ([`CircuitOpen`](StopReason::CircuitOpen)), its cooldown or a guard refused ([`Cooldown`](StopReason::Cooldown), [`Guard`](StopReason::Guard)), the route's budget is spent ([`Budget`](StopReason::Budget)) | `Next` | skipped without an attempt; the others may serve |
+/// | its breaker is open ([`CircuitOpen`](StopReason::CircuitOpen)), its cooldown, its concurrency limit or a guard refused ([`Cooldown`](StopReason::Cooldown), [`Concurrency`](StopReason::Concurrency), [`Guard`](StopReason::Guard)), the route's budget is spent ([`Budget`](StopReason::Budget)) | `Next` | skipped without an attempt; the others may serve |
 /// | its attempts are spent ([`Exhausted`](StopReason::Exhausted)), or a rate limit's hint is longer than it waits ([`HintTooLong`](StopReason::HintTooLong)) | `Next` | transient at this target |
 /// | its own deadline ([`Deadline`](StopReason::Deadline)) | `Next`, unless the route's deadline is spent too | |
 /// | [`Invalid`](ErrorClass::Invalid), too long for its context window ([`Reject::ContextLength`]) | `Larger` | a larger window may serve it unchanged |

@@ -46,6 +46,9 @@ pub struct GuardRecord {
     waited: AtomicU64,
     stopped: AtomicU64,
     changes: AtomicU64,
+    /// A concurrency guard's permits in flight (low half) and limit (high
+    /// half); `u64::MAX` for a guard that has none.
+    gauge: AtomicU64,
     registered: AtomicBool,
     // `ManuallyDrop`, so a guard's `const` builders may replace its record
     // (a `const fn` cannot run a destructor). Only a registered record,
@@ -54,7 +57,7 @@ pub struct GuardRecord {
     #[cfg(feature = "metrics")]
     labels: ManuallyDrop<[::metrics::Label; 2]>,
     #[cfg(feature = "metrics")]
-    keys: ManuallyDrop<OnceLock<[::metrics::Key; 4]>>,
+    keys: ManuallyDrop<OnceLock<[::metrics::Key; 6]>>,
 }
 
 /// The `name` builder and `get_name` getter of a provider guard of type
@@ -112,14 +115,23 @@ pub struct GuardStats {
     /// Calls it stopped (or attempts it refused).
     pub stopped: u64,
     /// Its changes of state: a cooldown closing, a throttle's rate cut, a
-    /// breaker opening or closing.
+    /// breaker opening or closing, a concurrency limit set.
     pub changes: u64,
+    /// A [`Concurrency`](crate::Concurrency) guard's attempts in flight
+    /// (as of the last permit taken or given back); `None` for the other
+    /// kinds.
+    pub in_flight: Option<u32>,
+    /// A [`Concurrency`](crate::Concurrency) guard's limit; `None` for the
+    /// other kinds.
+    pub limit: Option<u32>,
 }
 
 const WAITS_TOTAL: &str = "tenacious_guard_waits_total";
 const WAITED_SECONDS_TOTAL: &str = "tenacious_guard_waited_seconds_total";
 const STOPPED_TOTAL: &str = "tenacious_guard_stopped_total";
 const CHANGES_TOTAL: &str = "tenacious_guard_changes_total";
+const IN_FLIGHT: &str = "tenacious_guard_in_flight";
+const LIMIT: &str = "tenacious_guard_limit";
 
 impl GuardRecord {
     /// A record for a guard named `name` of kind `kind`, every counter at
@@ -133,6 +145,7 @@ impl GuardRecord {
             waited: AtomicU64::new(0),
             stopped: AtomicU64::new(0),
             changes: AtomicU64::new(0),
+            gauge: AtomicU64::new(u64::MAX),
             registered: AtomicBool::new(false),
             next: ManuallyDrop::new(OnceLock::new()),
             #[cfg(feature = "metrics")]
@@ -210,10 +223,38 @@ impl GuardRecord {
         });
     }
 
+    /// A concurrency guard's attempts in flight and limit now: in its
+    /// snapshot, and (feature `metrics`) the gauges
+    /// `tenacious_guard_in_flight` and `tenacious_guard_limit`.
+    pub fn gauge(&self, in_flight: u32, limit: u32) {
+        self.gauge
+            .store(u64::from(limit) << 32 | u64::from(in_flight), Relaxed);
+        #[cfg(feature = "metrics")]
+        self.count(|keys| {
+            ::metrics::with_recorder(|recorder| {
+                recorder
+                    .register_gauge(&keys[4], &METADATA)
+                    .set(f64::from(in_flight));
+                recorder
+                    .register_gauge(&keys[5], &METADATA)
+                    .set(f64::from(limit));
+            });
+        });
+    }
+
     /// Its counts now.
     #[must_use]
     pub fn snapshot(&self) -> GuardStats {
+        let gauge = self.gauge.load(Relaxed);
+        #[allow(clippy::cast_possible_truncation)]
+        let (in_flight, limit) = if gauge == u64::MAX {
+            (None, None)
+        } else {
+            (Some(gauge as u32), Some((gauge >> 32) as u32))
+        };
         GuardStats {
+            in_flight,
+            limit,
             name: self.name,
             kind: self.kind,
             waits: self.waits.load(Relaxed),
@@ -242,6 +283,8 @@ impl GuardRecord {
                     WAITED_SECONDS_TOTAL,
                     STOPPED_TOTAL,
                     CHANGES_TOTAL,
+                    IN_FLIGHT,
+                    LIMIT,
                 ]
                 .map(|name| ::metrics::Key::from_static_parts(name, &*self.labels))
             });
@@ -252,7 +295,7 @@ impl GuardRecord {
     /// Hands the record's metric keys to `f`, once it is registered (its
     /// keys are built then, from the labels of a `static`).
     #[cfg(feature = "metrics")]
-    fn count(&self, f: impl FnOnce(&[::metrics::Key; 4])) {
+    fn count(&self, f: impl FnOnce(&[::metrics::Key; 6])) {
         if let Some(keys) = self.keys.get() {
             f(keys);
         }
@@ -264,11 +307,13 @@ static METADATA: ::metrics::Metadata<'static> =
     ::metrics::Metadata::new("tenacious", ::metrics::Level::INFO, Some(module_path!()));
 
 #[cfg(not(feature = "metrics"))]
-const _: [&str; 4] = [
+const _: [&str; 6] = [
     WAITS_TOTAL,
     WAITED_SECONDS_TOTAL,
     STOPPED_TOTAL,
     CHANGES_TOTAL,
+    IN_FLIGHT,
+    LIMIT,
 ];
 
 /// The first guard record that joined.

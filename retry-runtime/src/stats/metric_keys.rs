@@ -89,6 +89,7 @@ impl RecordMetrics {
                 by_reason(name, StopReason::CircuitOpen),
                 by_reason(name, StopReason::PartialOutput),
                 by_reason(name, StopReason::NotIdempotent),
+                by_reason(name, StopReason::Concurrency),
             ],
             by_timer: [
                 by_timer(name, LIMITS[0]),

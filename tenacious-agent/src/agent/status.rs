@@ -21,6 +21,7 @@ use super::Observation;
 /// | `invalid` | `"fix_input"` | change the arguments: the same call fails the same way |
 /// | `fatal` | `"escalate"` | stop and tell the user: a human must fix it |
 /// | [`StopReason::Cooldown`] | `"wait_and_retry"` | the provider asked every caller to wait: wait, then call again |
+/// | [`StopReason::Concurrency`] | `"wait_and_retry"` | every permit of the provider's concurrency limit stayed busy: do other work, then call again |
 /// | [`StopReason::CircuitOpen`] | `"switch_direction"` | the provider is failing: take another route (another tool or provider), do not call it again now |
 /// | a give-up a fallback answered ([`Observation::fallback`]) | `"fallback"` | use the fallback's answer as a best effort: it may be stale, partial or a default |
 /// | [`StopReason::NotIdempotent`] | `"verify_first"` | the request may have been applied: check whether it took effect before calling again |
@@ -81,14 +82,14 @@ impl Status {
     /// The status for a call that stopped for `reason` with a last error
     /// of `class` (the table on [`Status`]): `SwitchDirection` for
     /// [`StopReason::CircuitOpen`], `WaitAndRetry` for
-    /// [`StopReason::Cooldown`], `PartialOutput` for
+    /// [`StopReason::Cooldown`] and [`StopReason::Concurrency`], `PartialOutput` for
     /// [`StopReason::PartialOutput`], `VerifyFirst` for
     /// [`StopReason::NotIdempotent`], else as [`for_class`](Status::for_class).
     #[must_use]
     pub const fn for_stop(reason: StopReason, class: ErrorClass) -> Self {
         match reason {
             StopReason::CircuitOpen => Self::SwitchDirection,
-            StopReason::Cooldown => Self::WaitAndRetry,
+            StopReason::Cooldown | StopReason::Concurrency => Self::WaitAndRetry,
             StopReason::PartialOutput => Self::PartialOutput,
             StopReason::NotIdempotent => Self::VerifyFirst,
             _ => Self::for_class(class),

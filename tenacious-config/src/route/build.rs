@@ -71,6 +71,11 @@ pub(crate) fn build(set: &mut Policies, document: &Document) {
                     |config, name| config.apply(Throttle::new().name(name)),
                 ));
             }
+            if let Some(GuardRef::Named { name, .. }) = &target.concurrency
+                && let Some(concurrency) = set.concurrency_named(document, name)
+            {
+                policy = policy.concurrency(concurrency);
+            }
             if let Some(budget) = budget {
                 policy = policy.budget(budget);
             }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::{GuardRef, PolicyRef};
-use crate::document::{Document, plural};
+use crate::document::{Document, no_concurrency, plural};
 use crate::read::{Reader, closest, segment};
 use crate::value::{Value, quoted};
 
@@ -41,6 +41,14 @@ fn check_guard<C>(
     let Some(GuardRef::Named { name, at, value }) = guard else {
         return;
     };
+    if kind == "concurrency" {
+        // No defaults: only a declared one is a name.
+        let known = document.concurrency_names();
+        if !known.contains(&name.as_str()) {
+            r.problem(at, Some(value), no_concurrency(name, &known));
+        }
+        return;
+    }
     let known = known_guards(document, kind);
     if known.contains(&name.as_str()) {
         return;
@@ -105,6 +113,7 @@ pub(crate) fn check(r: &mut Reader<'_>, document: &Document) {
             check_guard(r, document, "breaker", target.breaker.as_ref());
             check_guard(r, document, "cooldown", target.cooldown.as_ref());
             check_guard(r, document, "throttle", target.throttle.as_ref());
+            check_guard(r, document, "concurrency", target.concurrency.as_ref());
             let Some((name, at)) = &target.name else {
                 continue;
             };

@@ -16,7 +16,9 @@ use std::time::Duration;
 use tenacious_runtime::Policy;
 use tenacious_runtime::route::Rules;
 
-use crate::guards::{BreakerConfig, BudgetConfig, CooldownConfig, ThrottleConfig};
+use crate::guards::{
+    BreakerConfig, BudgetConfig, ConcurrencyConfig, CooldownConfig, ThrottleConfig,
+};
 use crate::policy::PolicyConfig;
 use crate::read::At;
 use crate::value::Value;
@@ -44,6 +46,7 @@ const TARGET_KEYS: &[&str] = &[
     "breaker",
     "cooldown",
     "throttle",
+    "concurrency",
     "context",
     "silence",
     "learn_silence",
@@ -102,6 +105,8 @@ struct TargetDoc {
     breaker: Option<GuardRef<BreakerConfig>>,
     cooldown: Option<GuardRef<CooldownConfig>>,
     throttle: Option<GuardRef<ThrottleConfig>>,
+    /// By name only: a target has no concurrency limit of its own.
+    concurrency: Option<GuardRef<ConcurrencyConfig>>,
     context: Option<u64>,
     silence: Option<u64>,
     learn_silence: Option<u64>,
@@ -173,6 +178,10 @@ impl RouteDoc {
                 .targets
                 .iter()
                 .any(|t| named(t.throttle.as_ref().and_then(GuardRef::name))),
+            "concurrency" => self
+                .targets
+                .iter()
+                .any(|t| named(t.concurrency.as_ref().and_then(GuardRef::name))),
             _ => false,
         }
     }

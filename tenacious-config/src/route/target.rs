@@ -82,6 +82,34 @@ pub(super) fn guard_ref<C>(
     }
 }
 
+/// A concurrency limit, by name only: `concurrency = "gpu"`. A target
+/// keeps no limit of its own (its own guards are kept by its name,
+/// process-wide, and a limit is not one of them): declare it in the set.
+fn concurrency_ref<C>(r: &mut Reader<'_>, at: &At, value: &Value) -> Option<GuardRef<C>> {
+    if as_text(value).is_some_and(|name| !name.is_empty()) {
+        return guard_name(r, at, "concurrency", value).map(|name| GuardRef::Named {
+            name,
+            at: at.clone(),
+            value: value.clone(),
+        });
+    }
+    let inline = if matches!(value, Value::Table(_)) {
+        " (a target has no concurrency limit of its own: declare it in the set and name it)"
+    } else {
+        ""
+    };
+    r.problem(
+        at,
+        Some(value),
+        format!(
+            "`concurrency` takes the name of a shared concurrency limit of the set, \
+             `concurrency = \"gpu\"`, declared under `[concurrencies.gpu]` with its \
+             `limit`{inline}"
+        ),
+    );
+    None
+}
+
 /// The route's `targets`, and whether there are too many.
 pub(super) fn targets(
     r: &mut Reader<'_>,
@@ -171,6 +199,7 @@ fn target(r: &mut Reader<'_>, index: usize, path: &str, value: &Value) -> Option
             "breaker" => doc.breaker = guard_ref(r, &at, key, value, breaker),
             "cooldown" => doc.cooldown = guard_ref(r, &at, key, value, cooldown),
             "throttle" => doc.throttle = guard_ref(r, &at, key, value, throttle),
+            "concurrency" => doc.concurrency = concurrency_ref(r, &at, value),
             "context" => doc.context = context(r, &at, value),
             "silence" => {
                 doc.silence = silence(r, &at, key, value);
@@ -291,7 +320,7 @@ fn target_policy(r: &mut Reader<'_>, at: &At, path: &str, value: &Value) -> Poli
 /// A target's inline policy names no guard: the target's are keys of the
 /// target, the route's budget a key of the route.
 fn refuse_guards(r: &mut Reader<'_>, path: &str, guards: &GuardNames) {
-    for kind in ["budget", "breaker", "cooldown", "throttle"] {
+    for kind in ["budget", "breaker", "cooldown", "throttle", "concurrency"] {
         let Some(name) = guards.get(kind) else {
             continue;
         };

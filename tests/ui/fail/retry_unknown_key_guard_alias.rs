@@ -12,6 +12,7 @@ impl Classify for Flaky {
 
 static PROVIDER_BREAKER: tenacious::Breaker = tenacious::Breaker::new();
 static PROVIDER_THROTTLE: tenacious::Throttle = tenacious::Throttle::new();
+static PROVIDER_LIMIT: tenacious::Concurrency = tenacious::Concurrency::new(8);
 
 #[retry(circuit_breaker = PROVIDER_BREAKER)]
 fn breaker() -> Result<(), Flaky> {
@@ -20,6 +21,11 @@ fn breaker() -> Result<(), Flaky> {
 
 #[retry(rate_limiter = PROVIDER_THROTTLE)]
 fn throttle() -> Result<(), Flaky> {
+    Ok(())
+}
+
+#[retry(bulkhead = PROVIDER_LIMIT)]
+fn bulkhead() -> Result<(), Flaky> {
     Ok(())
 }
 

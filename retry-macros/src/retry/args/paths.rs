@@ -1,6 +1,6 @@
 //! The keys whose value is a path: a fn (`when`, `check`, `fallback`,
 //! `notify`), a shared `static` (`budget`, `breaker`, `cooldown`,
-//! `throttle`, `guard`) or a policy (`policy`, a path or a name).
+//! `throttle`, `concurrency`, `guard`) or a policy (`policy`, a path or a name).
 use syn::{Expr, ExprPath, Ident, Lit};
 use tenacious_syntax::rules;
 
@@ -41,6 +41,7 @@ impl Args {
             ("breaker", &self.breaker),
             ("cooldown", &self.cooldown),
             ("throttle", &self.throttle),
+            ("concurrency", &self.concurrency),
             ("guard", &self.guard),
         ]
         .into_iter()
@@ -74,6 +75,10 @@ pub(in crate::retry) fn shared_static(key: &str) -> SharedStatic {
         "throttle" => (
             "a `static Throttle`",
             "static PROVIDER_THROTTLE: tenacious::Throttle = tenacious::Throttle::new();",
+        ),
+        "concurrency" => (
+            "a `static Concurrency`",
+            "static PROVIDER_CONCURRENCY: tenacious::Concurrency = tenacious::Concurrency::new(8);",
         ),
         _ => (
             "a `static` whose type implements `Guard`",

@@ -135,6 +135,13 @@ impl Explain {
         if p.get_guard().is_some() {
             guards.push("a guard of your own".to_owned());
         }
+        if let Some(concurrency) = p.get_concurrency() {
+            guards.push(format!(
+                "concurrency {:?} (at most {} in flight)",
+                concurrency.get_name(),
+                concurrency.limit()
+            ));
+        }
         if let Some(budget) = p.get_budget() {
             guards.push(format!("a budget of {} tokens", budget.capacity()));
         }

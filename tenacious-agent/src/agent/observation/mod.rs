@@ -362,6 +362,10 @@ impl Observation {
                 "the provider asked every caller to wait: wait before calling this tool again, or do other work meanwhile"
                     .into()
             }
+            (StopReason::Concurrency, _) => {
+                "too many calls to this tool's provider are in flight and none finished in time: do other work, then call it again"
+                    .into()
+            }
             (StopReason::Guard, Some(wait)) => format!(
                 "a shared limit on this tool stopped the retries: do other work, or try again in {} ms",
                 ceil_millis(wait)
@@ -484,7 +488,7 @@ mod tests {
                 let status = Status::for_stop(reason, class);
                 let expected = match reason {
                     StopReason::CircuitOpen => Status::SwitchDirection,
-                    StopReason::Cooldown => Status::WaitAndRetry,
+                    StopReason::Cooldown | StopReason::Concurrency => Status::WaitAndRetry,
                     StopReason::PartialOutput => Status::PartialOutput,
                     StopReason::NotIdempotent => Status::VerifyFirst,
                     _ => Status::for_class(class),
@@ -495,6 +499,7 @@ mod tests {
                     reason,
                     StopReason::CircuitOpen
                         | StopReason::Cooldown
+                        | StopReason::Concurrency
                         | StopReason::Guard
                         | StopReason::NotIdempotent
                 );
