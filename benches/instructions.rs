@@ -214,7 +214,7 @@ where
     });
 }
 
-const VARIANTS: [&str; 32] = [
+const VARIANTS: [&str; 33] = [
     "plain",
     "retry",
     "retry-unrecorded",
@@ -247,6 +247,7 @@ const VARIANTS: [&str; 32] = [
     "tower",
     "route",
     "policy-failure",
+    "policy-concurrency",
 ];
 
 fn main() {
@@ -279,6 +280,16 @@ fn main() {
             let args = black_box(ARGS);
             POLICY.retry(move || plain(args))
         }),
+        "policy-concurrency" => {
+            // The `policy` call holding a permit of a concurrency limit
+            // that always has one free: what the guard adds to an attempt.
+            static LIMIT: tenacious::Concurrency = tenacious::Concurrency::new(64);
+            const LIMITED: tenacious::Policy = POLICY.concurrency(&LIMIT);
+            run_async(calls, || {
+                let args = black_box(ARGS);
+                LIMITED.retry(move || plain(args))
+            });
+        }
         "policy-failure" => {
             // What a route's target runs: `retry_failure`, with a record.
             static RECORD: tenacious::stats::CallStats =

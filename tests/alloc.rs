@@ -4,7 +4,8 @@
 //! jitter RNG and tokio's timer allocate once, on first use). That holds
 //! too for calls that read their attempt context, draw an idempotency key,
 //! nest another retried call, and run under a timeout, a deadline and a
-//! retry budget.
+//! retry budget, and for calls under a concurrency limit with a permit
+//! free.
 //!
 //! Statistics are on, as by default: every call here also counts itself in
 //! its fn's record, and a fn's first call after the warm-up, which joins its
@@ -16,7 +17,7 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use tenacious::{Attempt, Classify, Elapsed, ErrorClass, RetryBudget, retry};
+use tenacious::{Attempt, Classify, Concurrency, Elapsed, ErrorClass, RetryBudget, retry};
 use tenacious_alloc_counter::{Counting, allocations_awaiting, allocations_in as allocations};
 
 #[global_allocator]
@@ -98,6 +99,72 @@ async fn async_guarded() -> Result<u32, Flaky> {
     KEY.with(|k| k.set(key));
     async_inner().await?;
     attempt()
+}
+
+/// An error type that can say a guard refused the call, as a fn naming a
+/// concurrency limit needs.
+#[derive(Debug, Classify)]
+enum Limited {
+    #[classify(transient)]
+    Timeout,
+    #[classify(refused)]
+    Refused(tenacious::Refused),
+}
+
+static LIMIT: Concurrency = Concurrency::new(4);
+
+#[retry(max = 3, base = "1us", cap = "2us", concurrency = LIMIT, budget = BUDGET)]
+fn sync_limited() -> Result<u32, Limited> {
+    attempt().map_err(|_| Limited::Timeout)
+}
+
+#[retry(max = 3, base = "10ms", concurrency = LIMIT)]
+async fn async_limited() -> Result<u32, Limited> {
+    attempt().map_err(|_| Limited::Timeout)
+}
+
+#[test]
+fn calls_under_a_concurrency_limit_with_a_permit_free_do_not_allocate() {
+    fail_next(2);
+    assert!(sync_limited().is_ok());
+    let (result, happy) = allocations(sync_limited);
+    assert!(matches!(result, Ok(7)));
+    assert_eq!(
+        happy, 0,
+        "a limited sync call that succeeds at once allocated"
+    );
+    fail_next(2);
+    let (result, retried) = allocations(sync_limited);
+    assert!(matches!(result, Ok(7)));
+    assert_eq!(
+        retried, 0,
+        "a limited sync call that retried twice allocated"
+    );
+    assert!(!matches!(sync_limited(), Err(Limited::Refused(_))));
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        fail_next(2);
+        assert!(async_limited().await.is_ok());
+        let (result, happy) = allocations_awaiting(async_limited()).await;
+        assert!(matches!(result, Ok(7)));
+        assert_eq!(
+            happy, 0,
+            "a limited async call that succeeds at once allocated"
+        );
+        fail_next(2);
+        let (result, retried) = allocations_awaiting(async_limited()).await;
+        assert!(matches!(result, Ok(7)));
+        assert_eq!(
+            retried, 0,
+            "a limited async call that retried twice allocated"
+        );
+    });
+    assert_eq!(LIMIT.in_flight(), 0);
 }
 
 #[test]

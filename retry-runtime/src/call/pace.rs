@@ -57,7 +57,7 @@ enum Then {
 /// the first attempt, its refusal check) then ends.
 #[inline]
 pub async fn pace(engine: &mut Engine<'_>) {
-    if !engine.wants_pace() {
+    if !engine.wants_pace() || permit_at_once(engine) {
         return;
     }
     let mut pacer = std::pin::pin!(Pacer::new());
@@ -132,6 +132,9 @@ impl Pacer {
     ) -> Poll<()> {
         let this = self.project();
         if !engine.wants_pace() {
+            return Poll::Ready(());
+        }
+        if *this.went == 0 && this.pending.is_none() && permit_at_once(engine) {
             return Poll::Ready(());
         }
         let chain = engine.chain();
@@ -247,7 +250,7 @@ impl Pacer {
 /// call may run outside any runtime.
 #[inline]
 pub fn pace_blocking(engine: &mut Engine<'_>) {
-    if !engine.wants_pace() {
+    if !engine.wants_pace() || permit_at_once(engine) {
         return;
     }
     let chain = engine.chain();
@@ -309,6 +312,25 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
         at = 0;
     }
     engine.paced();
+}
+
+/// When a concurrency limit is the policy's only guard and has a permit
+/// free: takes it, and the call is paced (`true`) with no pacer, chain or
+/// clock read.
+#[inline]
+fn permit_at_once(engine: &mut Engine<'_>) -> bool {
+    let policy = engine.policy();
+    if !policy.only_concurrency() || engine.holds_permit() || engine.stop_reason().is_some() {
+        return false;
+    }
+    match policy.get_concurrency() {
+        Some(concurrency) if concurrency.try_acquire() => {
+            engine.take_permit();
+            engine.paced();
+            true
+        }
+        _ => false,
+    }
 }
 
 /// Where a concurrency limit's refusal is told from, after the chain and

@@ -108,6 +108,8 @@ impl Engine<'_> {
         let hint = error.retry_after();
         if has_guards(self.policy) {
             self.release_permit();
+        }
+        if self.policy.has_observers() {
             self.tell_guards(
                 self.attempts,
                 AttemptResult::Failure {

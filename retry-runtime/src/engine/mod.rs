@@ -311,7 +311,9 @@ impl<'p> Engine<'p> {
         self.attempts = self.attempts.saturating_add(1);
         if has_guards(self.policy) {
             self.release_permit();
-            self.tell_guards(self.attempts, AttemptResult::Success, Signals::NONE);
+            if self.policy.has_observers() {
+                self.tell_guards(self.attempts, AttemptResult::Success, Signals::NONE);
+            }
         }
         if let Some(stats) = self.policy.get_stats() {
             observe::success(stats, self.attempts);

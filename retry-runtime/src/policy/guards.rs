@@ -242,6 +242,21 @@ impl Policy {
         self.guards & !HAS_BUDGET != 0
     }
 
+    /// Whether the only guard the policy names is a concurrency limit: its
+    /// calls take a permit before each attempt, and tell no guard of
+    /// their outcomes.
+    #[inline]
+    pub(crate) const fn only_concurrency(&self) -> bool {
+        self.guards == HAS_CONCURRENCY
+    }
+
+    /// Whether the policy names a guard that hears of attempts' outcomes:
+    /// any but a concurrency limit, its budget included.
+    #[inline]
+    pub(crate) const fn has_observers(&self) -> bool {
+        self.guards & !HAS_CONCURRENCY != 0
+    }
+
     /// Whether the policy names any guard, its budget included.
     #[inline]
     pub(crate) const fn has_guards(&self) -> bool {

@@ -131,7 +131,11 @@ impl Permits {
 }
 
 /// Hands free permits to the waiters at the front of the queue.
+#[inline]
 fn grant(state: &mut State) {
+    if state.queue.is_empty() {
+        return;
+    }
     while state.in_flight < state.limit {
         let Some(waiter) = state.queue.pop_front() else {
             return;
