@@ -66,6 +66,9 @@ pub struct GuardRecord {
 /// `$named`.
 macro_rules! guard_name {
     ($guard:ident, $example:ident, $named:literal, $default:literal) => {
+        $crate::stats::guard_name!($guard, $example, $named, $default, ());
+    };
+    ($guard:ident, $example:ident, $named:literal, $default:literal, ($($new:literal)?)) => {
         /// The name of its row in
         /// [`stats::snapshot`](crate::stats::snapshot)'s guards table, its
         /// `tracing` events and its metrics' `guard` label.
@@ -76,10 +79,13 @@ macro_rules! guard_name {
         ///
         #[doc = concat!(
             "static ", stringify!($example), ": ", stringify!($guard), " = ",
-            stringify!($guard), "::new().name(\"", $named, "\");"
+            stringify!($guard), "::new(", $(stringify!($new),)? ").name(\"", $named, "\");"
         )]
         #[doc = concat!("assert_eq!(", stringify!($example), ".get_name(), \"", $named, "\");")]
-        #[doc = concat!("assert_eq!(", stringify!($guard), "::new().get_name(), \"", $default, "\");")]
+        #[doc = concat!(
+            "assert_eq!(", stringify!($guard), "::new(", $(stringify!($new),)? ").get_name(), \"",
+            $default, "\");"
+        )]
         /// ```
         #[must_use]
         pub const fn name(self, name: &'static str) -> Self {

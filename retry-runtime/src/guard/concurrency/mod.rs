@@ -143,7 +143,7 @@ impl Concurrency {
         }
     }
 
-    guard_name!(Concurrency, GPU, "gpu", "concurrency");
+    guard_name!(Concurrency, GPU, "gpu", "concurrency", (8));
 
     /// How many attempts may be in flight now.
     #[must_use]
