@@ -1,7 +1,8 @@
 //! Provider guards shared across processes through Redis (feature `redis`).
 //!
 //! A [`RetryBudget`](tenacious_runtime::RetryBudget), [`Cooldown`](tenacious_runtime::Cooldown),
-//! [`Throttle`](tenacious_runtime::Throttle) or [`Breaker`](tenacious_runtime::Breaker) declared as
+//! [`Throttle`](tenacious_runtime::Throttle), [`Breaker`](tenacious_runtime::Breaker) or
+//! [`Concurrency`](tenacious_runtime::Concurrency) declared as
 //! a `static` keeps its state in process. Bound at start-up to a name in a
 //! [`Store`], it shares that state with every process bound to the same
 //! name of the same Redis: one budget, one cooldown, one throttle rate,
@@ -49,6 +50,35 @@
 //! | `Cooldown` | open: a mirror of the shared reopening time, read every `refresh` and pushed with every closing | closed: a waiter's turn |
 //! | `Throttle` | off; a lease of tokens taken in a batch (50 ms of the rate) | when the lease is spent; with `probe_first`, before the fleet's first answer |
 //! | `Breaker` | closed or open: a mirror of the shared state; outcomes sent in one batch per `refresh` | half-open: a probe's slot |
+//! | `Concurrency` | a lease let go by an attempt, handed to a waiter of the same process while it holds no more than its share or no other process waits; renewals, every quarter of [`CONCURRENCY_LEASE`] | a lease from the fleet; a release |
+//!
+//! # A concurrency limit across processes
+//!
+//! A [`Concurrency`](tenacious_runtime::Concurrency) bound to a name holds
+//! every process bound to it to its limit of attempts in flight (the limit
+//! is a setting: the first written holds). Each permit is a lease, a member
+//! of `…:concurrency` (a sorted set) scored by when it expires on the
+//! server's clock, taken by one script that drops the expired ones first
+//! and refuses when the limit is out. The process renews the leases its
+//! attempts hold every quarter of [`CONCURRENCY_LEASE`] (2 s), so a process
+//! killed with `kill -9` gives its leases back to the fleet within the
+//! lease. A waiting call does not poll the fleet itself: one waiter of a
+//! process at a time asks (every 1 ms, then every 4 ms), the others wait
+//! for a lease let go in their own process. A lease let go goes to a
+//! waiter of its process while the process holds no more than its share
+//! (`⌈limit / processes alive⌉`) or no other process waited lately, else
+//! back to the fleet: a busy fleet settles at each process's share, and
+//! a lone process can use the whole limit.
+//!
+//! While Redis does not answer, each process keeps to its share of the
+//! limit as of the last count of processes alive it read (every quarter
+//! of a lease): the leases its attempts hold, and permits of its own up
+//! to `⌈limit / processes⌉`, so the fleet stays within the limit (a
+//! process that joined since the others' last count can take them past
+//! it). The leases held through an outage longer than the lease expire in
+//! Redis while their attempts run on: back up, each process counts them
+//! again before it takes any, even past the limit, so the fleet takes no
+//! new one until enough end.
 //!
 //! # Keys
 //!
@@ -138,6 +168,7 @@ use tenacious_runtime::store::StoreSlot;
 
 mod breaker;
 mod budget;
+mod concurrency;
 mod config;
 mod conn;
 mod cooldown;
@@ -150,6 +181,7 @@ mod store;
 mod throttle;
 mod timer;
 
+pub use concurrency::CONCURRENCY_LEASE;
 pub use config::StoreConfig;
 pub use error::{BindError, StoreError};
 #[doc(hidden)]

@@ -382,6 +382,77 @@ if st == 1 then left = at + openfor - now end
 return {st, math.floor(left), granted}
 ";
 
+/// `KEYS[1]`: the fleet's leases, a sorted set of members (each the
+/// decimal of a process's id × 2³² + its lease's number) scored by when
+/// they expire (µs of server time); beside it `KEYS[1]..':procs'`, the
+/// processes alive, scored alike, `KEYS[1]..':waiting'`, the processes
+/// refused a lease in the last 50 ms, and `KEYS[1]..':ids'`, the last
+/// process id given. Expired leases and processes are dropped first.
+/// `ARGV`: op (0 register, 1 take, 2 release, 3 renew, 4 reset, 5
+/// reclaim), the
+/// process's id, the lease (µs), the limit, then members.
+/// - register: a new id for the process, alive.
+/// - take: the member leased when fewer than the limit are out.
+/// - release: the members let go.
+/// - renew: the members still held get a new expiry; the process is
+///   alive. Those no longer there (expired) are answered after the counts.
+/// - reclaim: the members given are held again, expired or not (the
+///   attempts holding them still run), even past the limit: until enough
+///   end, the fleet takes no more.
+///
+/// Answers `{code, leases out, processes alive, other processes waiting,
+/// lost members…}`: code the
+/// new id (register), 1 taken or 0 not (take), the members renewed
+/// (renew), else 0.
+const CONCURRENCY: &str = r"
+local procs = KEYS[1] .. ':procs'
+local op = ARGV[1]
+local lease = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', d(now))
+redis.call('ZREMRANGEBYSCORE', procs, '-inf', d(now))
+local code = 0
+local lost = {}
+local me = ARGV[2]
+if op == '0' then
+  code = redis.call('INCR', KEYS[1] .. ':ids')
+  me = d(code)
+end
+if op == '4' then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('ZADD', procs, d(math.min(now + lease, far)), me)
+end
+local waiting = KEYS[1] .. ':waiting'
+redis.call('ZREMRANGEBYSCORE', waiting, '-inf', d(now))
+if op == '1' and redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[4]) then
+  redis.call('ZADD', KEYS[1], d(math.min(now + lease, far)), ARGV[5])
+  redis.call('ZREM', waiting, me)
+  code = 1
+elseif op == '1' then
+  redis.call('ZADD', waiting, d(now + 50000), me)
+  redis.call('PEXPIRE', waiting, 1000)
+elseif op == '2' then
+  for i = 5, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end
+elseif op == '3' or op == '5' then
+  for i = 5, #ARGV do
+    if op == '5' or redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+      redis.call('ZADD', KEYS[1], d(math.min(now + lease, far)), ARGV[i])
+      code = code + 1
+    else
+      lost[#lost + 1] = ARGV[i]
+    end
+  end
+end
+local idle = math.floor(lease / 1000) * 2 + 1000
+redis.call('PEXPIRE', KEYS[1], idle)
+redis.call('PEXPIRE', procs, idle)
+local others = redis.call('ZCARD', waiting)
+if redis.call('ZSCORE', waiting, me) then others = others - 1 end
+local out = {code, redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', procs), others}
+for i = 1, #lost do out[#out + 1] = lost[i] end
+return out
+";
+
 fn script(body: &str) -> Script {
     Script::new(&format!("{PRELUDE}{body}"))
 }
@@ -395,5 +466,6 @@ const RESET: &str = r"
 return redis.call('DEL', KEYS[1])
 ";
 
+pub(crate) static CONCURRENCY_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(CONCURRENCY));
 pub(crate) static RESET_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(RESET));
 pub(crate) static BREAKER_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(BREAKER));

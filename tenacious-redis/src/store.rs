@@ -44,7 +44,8 @@ pub struct Store {
 
 /// A guard a [`Store`] can share: [`RetryBudget`](tenacious_runtime::RetryBudget),
 /// [`Cooldown`](tenacious_runtime::Cooldown), [`Throttle`](tenacious_runtime::Throttle),
-/// [`Breaker`](tenacious_runtime::Breaker). Sealed.
+/// [`Breaker`](tenacious_runtime::Breaker),
+/// [`Concurrency`](tenacious_runtime::Concurrency). Sealed.
 pub trait Shareable: sealed::Sealed + Sync + 'static {
     /// Binds `self` to `key` of `link`'s Redis, its scripts taking the
     /// settings `agreed` on.
@@ -58,7 +59,8 @@ pub trait Shareable: sealed::Sealed + Sync + 'static {
     /// The settings its scripts take.
     #[doc(hidden)]
     fn settings(&self) -> Settings;
-    /// What the key names: `budget`, `cooldown`, `throttle`, `breaker`.
+    /// What the key names: `budget`, `cooldown`, `throttle`, `breaker`,
+    /// `concurrency`.
     #[doc(hidden)]
     fn kind(&self) -> &'static str;
 }
@@ -69,6 +71,7 @@ mod sealed {
     impl Sealed for tenacious_runtime::Cooldown {}
     impl Sealed for tenacious_runtime::Throttle {}
     impl Sealed for tenacious_runtime::Breaker {}
+    impl Sealed for tenacious_runtime::Concurrency {}
 }
 
 impl Store {

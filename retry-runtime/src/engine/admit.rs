@@ -96,7 +96,7 @@ impl<'p> Engine<'p> {
                     return Err(reason);
                 }
                 // A budget kept in a store answers after the wait, just
-                // before the attempt (see `pace.rs`).
+                // before the attempt (see `call/pace/`).
                 Admit::Later => self.flags |= PACE | BUDGET_LATER,
                 Admit::Go | Admit::Wait(_) => {}
             }
@@ -111,7 +111,7 @@ impl<'p> Engine<'p> {
             held &= !given_back;
         }
         // A concurrency limit's permit is taken just before the attempt,
-        // after the wait (see `pace.rs`).
+        // after the wait (see `call/pace/`).
         if again != 0 || policy.get_concurrency().is_some() {
             self.flags |= PACE;
         }
@@ -358,7 +358,7 @@ impl<'p> Engine<'p> {
 
     /// Before the attempt after a retry's wait: whether the call stops
     /// there instead. It does when a guard asked again refused the attempt
-    /// (see `pace.rs`), or when the wait ended too close to the deadline
+    /// (see `call/pace/`), or when the wait ended too close to the deadline
     /// (or past it) for an attempt to run, as a late wake-up on a busy
     /// machine can; then the call gives up with [`StopReason::Deadline`].
     /// Either way the guards hear the retry was not made (the budget gets

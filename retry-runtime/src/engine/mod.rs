@@ -96,7 +96,7 @@ const BLOCKING: u16 = 4;
 /// `key` holds the call's key.
 const HAS_KEY: u16 = 8;
 /// The policy's guard asked, at a retry's decision, to be asked again
-/// just before the attempt (see `pace.rs`).
+/// just before the attempt (see `call/pace/`).
 const PACE: u16 = 16;
 /// The attempt running (or about to) follows one that timed out: what the
 /// guards were told when they admitted it.
@@ -132,7 +132,7 @@ pub(crate) const ALL_HELD: u8 = 0b1111;
 /// decision, and take it afresh after the wait: the breaker (first in
 /// `Policy::chain`), whose half-open probe slot is for an attempt now. The
 /// pacer keeps the slot it takes through the waits that follow, and the
-/// breaker knows it for the call's own when asked again (see `pace.rs`).
+/// breaker knows it for the call's own when asked again (see `call/pace/`).
 /// The other guards keep what they took and are asked again as a recheck:
 /// a throttle's token and a cooldown's turn are for the time the wait
 /// ends.

@@ -2,7 +2,7 @@
 //! that is asked before each attempt whether it may start ([`Admit`]) and
 //! told how each attempt ended ([`Outcome`]). [`RetryBudget`] is one; the
 //! engine consults a policy's guards in `engine.rs` (at a retry's
-//! decision) and `pace.rs` (before an attempt, after a wait).
+//! decision) and `call/pace/` (before an attempt, after a wait).
 mod adaptive;
 pub(crate) mod breaker;
 pub(crate) mod budget;

@@ -6,7 +6,7 @@
 //! default), reading it is one load and the guard decides in process;
 //! bound, it holds a `&'static dyn` store interface of the guard's kind
 //! ([`BreakerStore`], [`CooldownStore`], [`ThrottleStore`],
-//! [`BudgetStore`]), which the guard asks before it decides and tells
+//! [`BudgetStore`], [`ConcurrencyStore`]), which the guard asks before it decides and tells
 //! what it heard. A store implementation (feature `redis`:
 //! `tenacious::redis`) binds a guard by filling its slot once, and calls
 //! back into the guard's in-process state when the store does not answer
@@ -156,6 +156,25 @@ pub trait BudgetStore: Store {
     fn balance(&self) -> u32;
 
     /// Fills the shared bucket by hand, for every process.
+    fn reset(&'static self);
+}
+
+/// A [`Concurrency`](crate::Concurrency)'s store: the fleet's permits as
+/// leases, each held by one process and renewed while its attempt runs.
+pub trait ConcurrencyStore: Store {
+    /// A permit for this process's next attempt, waiting at most `bound`:
+    /// [`Admit::Go`] when the process holds one more (a lease, or while
+    /// the store is down one of its share of the limit), else the refusal
+    /// ([`StopReason::Concurrency`](crate::StopReason::Concurrency)).
+    fn take(&'static self, bound: Duration) -> PendingAdmit<'static>;
+
+    /// Gives one of the process's permits back: an attempt ended.
+    fn give_back(&'static self);
+
+    /// The permits the process holds.
+    fn in_flight(&self) -> u32;
+
+    /// Lets every lease go, for every process (by hand).
     fn reset(&'static self);
 }
 

@@ -1,7 +1,7 @@
 //! [`Concurrency`]: at most N attempts in flight at once, shared by every
 //! call naming it. The engine holds a call's permit (`Engine::permit`) from
 //! just before its attempt until the attempt ends, whichever way it ends;
-//! the pacer (`call/pace.rs`) takes it, after the other guards.
+//! the pacer (`call/pace/permit.rs`) takes it, after the other guards.
 mod queue;
 
 use std::mem::ManuallyDrop;
@@ -44,10 +44,14 @@ use queue::Permits;
 ///   as permits come back. An [`AdaptiveLimit`](crate::AdaptiveLimit) can
 ///   drive it.
 ///
-/// Per process. A waiting call allocates its place in the queue (one
-/// small allocation, only when it must wait); an attempt that finds a
-/// permit free allocates nothing, and a call whose policy does not name a
-/// concurrency limit runs none of this. Name it with
+/// Per process, unless bound to a store (feature `redis`:
+/// `tenacious::redis::Store::bind`): then the limit is the fleet's, each
+/// permit a lease that a killed process gives back within the lease's
+/// time, and while the store does not answer each process keeps to its
+/// share, `⌈limit / processes⌉`. A waiting call allocates its place in
+/// the queue (one small allocation, only when it must wait); an attempt
+/// that finds a permit free allocates nothing, and a call whose policy
+/// does not name a concurrency limit runs none of this. Name it with
 /// `#[retry(concurrency = NAME)]` or
 /// [`Policy::concurrency`](crate::Policy::concurrency).
 ///
@@ -84,6 +88,8 @@ pub struct Concurrency {
     /// Nanoseconds; `u64::MAX`: the policy's `max_retry_after`.
     max_wait: u64,
     pub(crate) record: GuardRecord,
+    /// Bound to a store (feature `redis`): the fleet's permits, as leases.
+    pub(crate) shared: crate::store::StoreSlot<dyn crate::store::ConcurrencyStore>,
 }
 
 impl Concurrency {
@@ -103,6 +109,7 @@ impl Concurrency {
             permits: ManuallyDrop::new(Permits::new(limit)),
             max_wait: u64::MAX,
             record: GuardRecord::new("concurrency", "concurrency"),
+            shared: crate::store::StoreSlot::new(),
         }
     }
 
@@ -151,10 +158,14 @@ impl Concurrency {
         self.permits.counts().0
     }
 
-    /// How many attempts are in flight now (holding a permit).
+    /// How many attempts are in flight now (holding a permit): in this
+    /// process, bound to a store too.
     #[must_use]
     pub fn in_flight(&self) -> u32 {
-        self.permits.counts().1
+        match self.shared.get() {
+            Some(shared) => shared.in_flight(),
+            None => self.permits.counts().1,
+        }
     }
 
     /// How many calls wait for a permit now.
@@ -206,10 +217,15 @@ impl Concurrency {
         self.record.gauge(in_flight, limit);
     }
 
-    /// Takes a permit if one is free and no call waits for one.
+    /// Takes a permit if one is free and no call waits for one. Bound to
+    /// a store, never: the fleet's permit is asked for by
+    /// [`wait_async`](Concurrency::wait_async).
     #[inline]
     pub(crate) fn try_acquire(&'static self) -> bool {
         self.record.register();
+        if self.shared.get().is_some() {
+            return false;
+        }
         match self.permits.try_acquire() {
             Some((in_flight, limit)) => {
                 self.record.gauge(in_flight, limit);
@@ -220,7 +236,11 @@ impl Concurrency {
     }
 
     /// Gives a permit back (to the longest waiter, if the limit allows).
-    pub(crate) fn release(&self) {
+    pub(crate) fn release(&'static self) {
+        if let Some(shared) = self.shared.get() {
+            shared.give_back();
+            return;
+        }
         let (in_flight, limit) = self.permits.release();
         self.record.gauge(in_flight, limit);
     }
@@ -240,14 +260,23 @@ impl Concurrency {
     }
 
     /// A refusal: counted, and the reason the call stops for.
-    pub(crate) fn refused(&self) -> Admit {
+    #[doc(hidden)]
+    #[must_use]
+    pub fn refused(&self) -> Admit {
         self.record.stopped();
         Admit::Stop(StopReason::Concurrency)
     }
 
-    /// Waits for a permit on tokio's clock, at most `bound`: `Go` when the
-    /// call holds one (its own from then), else the refusal.
+    /// Waits for a permit on tokio's clock, at most `bound` (a zero bound:
+    /// refused at once, but for a store's one try): `Go` when the call
+    /// holds one (its own from then), else the refusal.
     pub(crate) fn wait_async(&'static self, bound: Duration) -> PendingAdmit<'static> {
+        if let Some(shared) = self.shared.get() {
+            return shared.take(bound);
+        }
+        if bound.is_zero() {
+            return Box::pin(std::future::ready(self.refused()));
+        }
         let mut waiting = match self.permits.acquire() {
             Ok(()) => return Box::pin(std::future::ready(Admit::Go)),
             Err(waiting) => waiting,
@@ -269,6 +298,12 @@ impl Concurrency {
     /// [`wait_async`](Concurrency::wait_async) for a blocking call: parks
     /// the thread, on the system clock.
     pub(crate) fn wait_blocking(&'static self, bound: Duration) -> Admit {
+        if let Some(shared) = self.shared.get() {
+            return crate::guard::block_on(shared.take(bound));
+        }
+        if bound.is_zero() {
+            return self.refused();
+        }
         let waiting = match self.permits.acquire() {
             Ok(()) => return Admit::Go,
             Err(waiting) => waiting,
@@ -282,3 +317,5 @@ impl Concurrency {
         }
     }
 }
+
+crate::store::store_hooks!(Concurrency, ConcurrencyStore);

@@ -38,6 +38,9 @@ use crate::engine::{ALL_HELD, BUDGET_AT, Engine, GIVEN_BACK_ON_WAIT, ask};
 use crate::guard::block_on;
 use sync_wrapper::SyncWrapper;
 
+mod permit;
+use permit::{permit_at_once, permit_blocking, poll_permit};
+
 use crate::{Admit, Guard, PendingAdmit, StopReason};
 
 /// What to do after a guard's answer.
@@ -312,103 +315,6 @@ pub fn pace_blocking(engine: &mut Engine<'_>) {
         at = 0;
     }
     engine.paced();
-}
-
-/// When a concurrency limit is the policy's only guard and has a permit
-/// free: takes it, and the call is paced (`true`) with no pacer, chain or
-/// clock read.
-#[inline]
-fn permit_at_once(engine: &mut Engine<'_>) -> bool {
-    let policy = engine.policy();
-    if !policy.only_concurrency() || engine.holds_permit() || engine.stop_reason().is_some() {
-        return false;
-    }
-    match policy.get_concurrency() {
-        Some(concurrency) if concurrency.try_acquire() => {
-            engine.take_permit();
-            engine.paced();
-            true
-        }
-        _ => false,
-    }
-}
-
-/// Where a concurrency limit's refusal is told from, after the chain and
-/// the budget.
-const PERMIT_AT: usize = BUDGET_AT + 1;
-
-/// Takes the permit of the policy's concurrency limit for the next
-/// attempt, if it has one and the call holds none (and has not stopped):
-/// at once when one is free, else by waiting in `pending` at most as long
-/// as [`Concurrency::wait_bound`](crate::Concurrency) allows. `true` when
-/// the call waited for it (the guards before it are asked again); a wait
-/// that runs out stops the call as a guard's refusal does ([`settle`]).
-fn poll_permit(
-    engine: &mut Engine<'_>,
-    pending: &mut Option<SyncWrapper<PendingAdmit<'static>>>,
-    held: u8,
-    cx: &mut Context<'_>,
-) -> Poll<bool> {
-    let Some(concurrency) = engine.policy().get_concurrency() else {
-        return Poll::Ready(false);
-    };
-    if engine.holds_permit() || engine.stop_reason().is_some() {
-        return Poll::Ready(false);
-    }
-    let (admit, waited) = if let Some(waiting) = pending {
-        let admit = ready!(waiting.get_mut().as_mut().poll(cx));
-        *pending = None;
-        (admit, true)
-    } else if concurrency.try_acquire() {
-        (Admit::Go, false)
-    } else {
-        let bound = concurrency.wait_bound(&engine.next_attempt(false));
-        if bound.is_zero() {
-            (concurrency.refused(), false)
-        } else {
-            let mut waiting = concurrency.wait_async(bound);
-            match waiting.as_mut().poll(cx) {
-                Poll::Ready(admit) => (admit, true),
-                Poll::Pending => {
-                    *pending = Some(SyncWrapper::new(waiting));
-                    return Poll::Pending;
-                }
-            }
-        }
-    };
-    Poll::Ready(took_permit(engine, admit, held) && waited)
-}
-
-/// [`poll_permit`] for a blocking call: it parks the thread.
-fn permit_blocking(engine: &mut Engine<'_>, held: u8) -> bool {
-    let Some(concurrency) = engine.policy().get_concurrency() else {
-        return false;
-    };
-    if engine.holds_permit() || engine.stop_reason().is_some() {
-        return false;
-    }
-    if concurrency.try_acquire() {
-        engine.take_permit();
-        return false;
-    }
-    let bound = concurrency.wait_bound(&engine.next_attempt(false));
-    let admit = if bound.is_zero() {
-        concurrency.refused()
-    } else {
-        concurrency.wait_blocking(bound)
-    };
-    took_permit(engine, admit, held)
-}
-
-/// The call holds the permit `admit` granted (`true`), or stops for the
-/// refusal (see [`settle`]).
-fn took_permit(engine: &mut Engine<'_>, admit: Admit, held: u8) -> bool {
-    if admit == Admit::Go {
-        engine.take_permit();
-        return true;
-    }
-    let _ = settle(engine, admit, PERMIT_AT, held);
-    false
 }
 
 /// In a [`Pacer`]'s `went`: it read the guards the engine holds. Above the
