@@ -712,6 +712,62 @@ async fn a_pause_longer_than_the_lease_mid_run_never_lets_the_fleet_past_the_cap
     assert_eq!(done.rejected, 0);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_refresh_lengthens_the_lease_so_a_running_attempt_keeps_it() {
+    static SLOW: Concurrency = Concurrency::new(2);
+    const HELD_LONG: Policy = Policy::new().concurrency(&SLOW);
+    let redis = RedisServer::start();
+    // Renewals come every 3 s: a 2 s lease would lapse between them.
+    let config = StoreConfig::new().refresh(Duration::from_secs(3));
+    let store = Store::connect_with(&redis.url(), config).await.unwrap();
+    let run = name("slow");
+    store.bind(&SLOW, &run).unwrap();
+    let call = tokio::spawn(HELD_LONG.retry(|| async {
+        tokio::time::sleep(Duration::from_secs(8)).await;
+        Ok::<_, HttpError>(())
+    }));
+    let started = Instant::now();
+    while leases(&redis, &run) == 0 {
+        assert!(started.elapsed() < PATIENCE, "no lease taken");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let held = Instant::now();
+    while held.elapsed() < Duration::from_secs(7) {
+        assert_eq!(
+            leases(&redis, &run),
+            1,
+            "the running attempt's lease lapsed after {:?}",
+            held.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    call.await.unwrap().unwrap();
+    assert_eq!(SLOW.in_flight(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_process_counter_in_redis_is_decided_in_process_not_a_panic() {
+    static HOSTILE: Concurrency = Concurrency::new(2);
+    const LIMITED: Policy = Policy::new().concurrency(&HOSTILE);
+    let redis = RedisServer::start();
+    let run = name("hostile");
+    // The last id given, as if 2⁴³ processes had come: a new one's leases
+    // would not fit beside it.
+    let ids = format!("tenacious:{{{run}}}:concurrency:ids");
+    redis.command(&["SET", &ids, "8796093022208"]).unwrap();
+    let store = Store::connect(&redis.url()).await.unwrap();
+    store.bind(&HOSTILE, &run).unwrap();
+    for _ in 0..3 {
+        LIMITED
+            .retry(|| async { Ok::<_, HttpError>(()) })
+            .await
+            .unwrap();
+    }
+    assert_eq!(HOSTILE.in_flight(), 0);
+    assert!(store.stats().local_decisions >= 3);
+    assert_eq!(leases(&redis, &run), 0);
+}
+
 /// The goodput of the shared limit against one process's own limit on
 /// the same harness (one process with every task: no Redis, no other
 /// process), at each request's service time: `TENACIOUS_CAP_SERVICE_MS=100

@@ -15,7 +15,13 @@ use tenacious_runtime::{Concurrency, PendingAdmit};
 
 /// How long a lease lives without renewal: a process killed while it
 /// holds leases gives them back to the fleet this long after its last
-/// renewal. Renewed every quarter of it while held.
+/// renewal. Renewed every quarter of it while held, by the store's
+/// refresh loop: with a [`refresh`](crate::StoreConfig::refresh) longer
+/// than half a second the lease is four refresh periods instead.
+///
+/// ```
+/// assert_eq!(tenacious::redis::CONCURRENCY_LEASE, std::time::Duration::from_secs(2));
+/// ```
 pub const CONCURRENCY_LEASE: Duration = Duration::from_secs(2);
 
 /// The first wait of a call that found every lease out, before it asks
@@ -77,6 +83,13 @@ impl SharedConcurrency {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The lease: [`CONCURRENCY_LEASE`], or four refresh periods if
+    /// longer, so that a lease is renewed (every refresh at most) well
+    /// before it expires.
+    fn lease_time(&self) -> Duration {
+        CONCURRENCY_LEASE.max(self.link.refresh.saturating_mul(4))
+    }
+
     fn limit(&self) -> i64 {
         self.agreed.get(0).max(1)
     }
@@ -93,7 +106,7 @@ impl SharedConcurrency {
         let mut args = vec![
             op,
             self.id.load(Ordering::Acquire),
-            micros(CONCURRENCY_LEASE),
+            micros(self.lease_time()),
             self.limit(),
         ];
         args.extend_from_slice(members);
@@ -155,7 +168,9 @@ impl SharedConcurrency {
     /// Keeps the id a register answered.
     fn took_id(&self, answer: Option<&[i64]>) -> bool {
         match answer {
-            Some([id, _, processes, others, ..]) if *id > 0 => {
+            // An id past 2³¹ (a key someone set) would not fit beside a
+            // lease's number: the process decides in process.
+            Some([id, _, processes, others, ..]) if (1..=i64::from(i32::MAX)).contains(id) => {
                 let _ = self
                     .id
                     .compare_exchange(0, *id, Ordering::AcqRel, Ordering::Acquire);
@@ -281,7 +296,7 @@ impl SharedConcurrency {
     async fn renew(&'static self, now: Instant) {
         let due = {
             let mut renewed = self.renewed.lock().unwrap_or_else(PoisonError::into_inner);
-            let due = renewed.is_none_or(|at| now.duration_since(at) >= CONCURRENCY_LEASE / 4);
+            let due = renewed.is_none_or(|at| now.duration_since(at) >= self.lease_time() / 4);
             if due {
                 *renewed = Some(now);
             }
