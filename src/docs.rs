@@ -12,7 +12,7 @@
 //! | [`streams`] | retrying a stream: before and after its first item, resuming, timers, what it costs |
 //! | [`routes`] | a request sent on to the next model, deployment or provider: `Route`, the rule per error, streams that switch before the first token, one deadline, the gateway |
 //! | [`fleets`] | callers of one provider act as one: `Cooldown`, `Throttle`, `Breaker`, and the fleet simulation |
-//! | [`overload`] | a provider's cap on requests in flight: `Concurrency`, and `AdaptiveLimit` for a cap nobody told you |
+//! | [`overload`] | a provider's cap on requests in flight: `Concurrency` (in process and fleet-wide), admission by `Task` and `Priority`, and `AdaptiveLimit` for a cap nobody told you |
 //! | [`config`] | policies from TOML, JSON or the environment, and `#[retry(policy = "name")]` (feature `config`) |
 //! | [`errors`] | errors from other crates: wrapping them, `#[classify(with = path)]` |
 //! | [`observability`] | statistics per fn, the `tracing` events and spans, the `metrics`, what they cost |

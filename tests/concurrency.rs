@@ -475,3 +475,93 @@ async fn the_retry_attribute_names_a_concurrency_limit() {
     assert!(gauge.most() <= 2);
     assert_eq!(MACRO_LIMIT.in_flight(), 0);
 }
+
+static TASKS_LIMIT: Concurrency = Concurrency::new(2);
+
+/// Six agent tasks of three calls each (100 ms a call) started at once
+/// under a limit of two: when each task's time to finish.
+async fn six_tasks(in_tasks: bool) -> Vec<Duration> {
+    const POLICY: Policy = policy(&TASKS_LIMIT);
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..6)
+        .map(|n| {
+            let work = async move {
+                for _ in 0..3 {
+                    POLICY
+                        .retry(|| async {
+                            sleep(Duration::from_millis(100)).await;
+                            Ok::<_, CallError>(())
+                        })
+                        .await
+                        .unwrap();
+                }
+                start.elapsed()
+            };
+            tokio::spawn(async move {
+                // Each asks a moment after the one before.
+                sleep(Duration::from_millis(n)).await;
+                if in_tasks {
+                    tenacious::Task::new().run(work).await
+                } else {
+                    work.await
+                }
+            })
+        })
+        .collect();
+    let mut done = Vec::new();
+    for task in tasks {
+        done.push(task.await.unwrap());
+    }
+    done.sort();
+    done
+}
+
+#[tokio::test(start_paused = true)]
+async fn under_a_full_limit_the_tasks_in_progress_finish_before_new_ones_start() {
+    let ms = |done: Vec<Duration>| done.iter().map(|d| d.as_millis()).collect::<Vec<_>>();
+    // Outside tasks, first come first served: every task's later calls
+    // queue behind the others' first ones, and all finish near the end.
+    assert_eq!(ms(six_tasks(false).await), [700, 701, 800, 801, 900, 901]);
+    // As tasks, the started ones go first: two finish every 300 ms.
+    assert_eq!(ms(six_tasks(true).await), [300, 301, 600, 601, 900, 901]);
+    assert_eq!(TASKS_LIMIT.in_flight(), 0);
+}
+
+static KEPT: Concurrency = Concurrency::new(1);
+
+#[tokio::test(start_paused = true)]
+async fn a_tasks_permit_is_kept_for_its_next_call_in_the_same_poll_and_no_longer() {
+    const POLICY: Policy = policy(&KEPT);
+    let quick = || POLICY.retry(|| async { Ok::<_, CallError>(()) });
+    let waiter = tokio::spawn(async move {
+        sleep(Duration::from_millis(1)).await;
+        POLICY
+            .retry(|| async { Ok::<_, CallError>(Instant::now()) })
+            .await
+            .unwrap()
+    });
+    let start = Instant::now();
+    tenacious::Task::new()
+        .run(async {
+            // A call waits for the one permit (from 1 ms); this task's
+            // chain holds it.
+            POLICY
+                .retry(|| async {
+                    sleep(Duration::from_millis(10)).await;
+                    Ok::<_, CallError>(())
+                })
+                .await
+                .unwrap();
+            quick().await.unwrap();
+            quick().await.unwrap();
+            // Kept after the last call, until the poll ends.
+            assert_eq!(KEPT.in_flight(), 1);
+            sleep(Duration::from_millis(5)).await;
+        })
+        .await;
+    let waited = waiter.await.unwrap();
+    // The waiter went when the task's poll ended, at 10 ms, after the
+    // task's three calls, not between them.
+    assert_eq!(waited - start, Duration::from_millis(10));
+    assert_eq!(KEPT.in_flight(), 0);
+}

@@ -83,6 +83,7 @@ mod policy;
 pub mod route;
 pub mod stats;
 mod stop;
+mod task;
 /// Not a stable API: the registry of named policies that
 /// `#[retry(policy = "name")]` fns are bound by, for the config crate
 /// (`tenacious-config`), which parses a set and registers it.
@@ -145,6 +146,7 @@ pub use policy::explain::Explain;
 pub use policy::nested::Nested;
 pub use policy::retry_on::RetryOn;
 pub use stop::StopReason;
+pub use task::{Priority, Task};
 
 /// Not a stable API: the paths the generated code uses.
 #[doc(hidden)]

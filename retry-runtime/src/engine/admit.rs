@@ -333,7 +333,9 @@ impl<'p> Engine<'p> {
         if self.permit {
             self.permit = false;
             if let Some(concurrency) = self.policy.get_concurrency() {
-                concurrency.release();
+                // Kept for the running task's next call, if it makes one
+                // in this poll (see `Task`).
+                crate::task::give_back(concurrency);
             }
         }
     }

@@ -20,8 +20,9 @@ pub(super) fn permit_at_once(engine: &mut Engine<'_>) -> bool {
         return false;
     }
     match policy.get_concurrency() {
-        Some(concurrency) if concurrency.try_acquire() => {
+        Some(concurrency) if crate::task::take_kept(concurrency) || concurrency.try_acquire() => {
             engine.take_permit();
+            crate::task::admitted();
             engine.paced();
             true
         }
@@ -55,11 +56,11 @@ pub(super) fn poll_permit(
         let admit = ready!(waiting.get_mut().as_mut().poll(cx));
         *pending = None;
         (admit, true)
-    } else if concurrency.try_acquire() {
+    } else if crate::task::take_kept(concurrency) || concurrency.try_acquire() {
         (Admit::Go, false)
     } else {
         let bound = concurrency.wait_bound(&engine.next_attempt(false));
-        let mut waiting = concurrency.wait_async(bound);
+        let mut waiting = concurrency.wait_async(bound, crate::task::lane());
         match waiting.as_mut().poll(cx) {
             Poll::Ready(admit) => (admit, false),
             Poll::Pending => {
@@ -79,12 +80,13 @@ pub(super) fn permit_blocking(engine: &mut Engine<'_>, held: u8) -> bool {
     if engine.holds_permit() || engine.stop_reason().is_some() {
         return false;
     }
-    if concurrency.try_acquire() {
+    if crate::task::take_kept(concurrency) || concurrency.try_acquire() {
         engine.take_permit();
+        crate::task::admitted();
         return false;
     }
     let bound = concurrency.wait_bound(&engine.next_attempt(false));
-    let admit = concurrency.wait_blocking(bound);
+    let admit = concurrency.wait_blocking(bound, crate::task::lane());
     took_permit(engine, admit, held)
 }
 
@@ -93,6 +95,7 @@ pub(super) fn permit_blocking(engine: &mut Engine<'_>, held: u8) -> bool {
 fn took_permit(engine: &mut Engine<'_>, admit: Admit, held: u8) -> bool {
     if admit == Admit::Go {
         engine.take_permit();
+        crate::task::admitted();
         return true;
     }
     let _ = settle(engine, admit, PERMIT_AT, held);

@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::clock::{MIN_ATTEMPT, saturating_nanos};
 use crate::guard::LONGEST_HOLD;
 use crate::stats::{GuardRecord, GuardStats, guard_name};
+use crate::task::Lane;
 use crate::{Admit, NextAttempt, PendingAdmit, StopReason};
 use queue::Permits;
 
@@ -25,8 +26,14 @@ use queue::Permits;
 ///   error, the attempt's `timeout`, the call's future dropped (a caller's
 ///   own timeout, a `select!`), a panic in the attempt.
 /// - **Waiting.** A call that finds every permit out waits for one, first
-///   come first served: a permit that comes back is handed to the longest
-///   waiter, never taken by a newcomer. The wait is outside the attempt's
+///   come first served within its lane: a permit that comes back is
+///   handed to the longest waiter, never taken by a newcomer. Inside a
+///   [`Task`](crate::Task) the lanes are by task: the calls of tasks in
+///   progress (one of their calls was admitted) go before the first calls
+///   of new tasks, interactive before [`Batch`](crate::Priority::Batch)
+///   (but for one grant in [`BATCH_FLOOR`](Concurrency::BATCH_FLOOR)), and
+///   a task's next call made in the same poll reuses the permit its last
+///   call gave back. (Bound to a store, the lanes hold within a process.) The wait is outside the attempt's
 ///   `timeout` and inside the call's `deadline`, and lasts at most
 ///   [`max_wait`](Concurrency::max_wait) (default: the policy's
 ///   `max_retry_after`, 120 s unless set). A wait that cannot fit (no room
@@ -93,6 +100,11 @@ pub struct Concurrency {
 }
 
 impl Concurrency {
+    /// While interactive and batch calls both wait, one permit in this
+    /// many goes to a batch call (see [`Priority`](crate::Priority)): 10,
+    /// so batch work keeps at least a tenth of what is freed.
+    pub const BATCH_FLOOR: u32 = 10;
+
     /// At most `limit` attempts in flight. A limit of zero is a compile
     /// error in a `static` (it would admit nothing).
     ///
@@ -270,14 +282,14 @@ impl Concurrency {
     /// Waits for a permit on tokio's clock, at most `bound` (a zero bound:
     /// refused at once, but for a store's one try): `Go` when the call
     /// holds one (its own from then), else the refusal.
-    pub(crate) fn wait_async(&'static self, bound: Duration) -> PendingAdmit<'static> {
+    pub(crate) fn wait_async(&'static self, bound: Duration, lane: Lane) -> PendingAdmit<'static> {
         if let Some(shared) = self.shared.get() {
             return shared.take(bound);
         }
         if bound.is_zero() {
             return Box::pin(std::future::ready(self.refused()));
         }
-        let mut waiting = match self.permits.acquire() {
+        let mut waiting = match self.permits.acquire(lane) {
             Ok(()) => return Box::pin(std::future::ready(Admit::Go)),
             Err(waiting) => waiting,
         };
@@ -297,14 +309,14 @@ impl Concurrency {
 
     /// [`wait_async`](Concurrency::wait_async) for a blocking call: parks
     /// the thread, on the system clock.
-    pub(crate) fn wait_blocking(&'static self, bound: Duration) -> Admit {
+    pub(crate) fn wait_blocking(&'static self, bound: Duration, lane: Lane) -> Admit {
         if let Some(shared) = self.shared.get() {
             return crate::guard::block_on(shared.take(bound));
         }
         if bound.is_zero() {
             return self.refused();
         }
-        let waiting = match self.permits.acquire() {
+        let waiting = match self.permits.acquire(lane) {
             Ok(()) => return Admit::Go,
             Err(waiting) => waiting,
         };

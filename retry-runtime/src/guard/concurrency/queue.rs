@@ -1,13 +1,16 @@
 //! The permits of a [`Concurrency`](super::Concurrency) and the calls
-//! waiting for one: a count under a lock, and a first-in first-out queue
-//! of waiters, each handed a permit directly by the call that releases it
-//! (so a newcomer cannot take it first).
+//! waiting for one: a count under a lock, and first-in first-out queues of
+//! waiters, one per lane (see `task.rs`), each waiter handed a permit
+//! directly by the call that releases it (so a newcomer cannot take it
+//! first).
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::thread::Thread;
 use std::time::Instant;
+
+use crate::task::Lane;
 
 /// The permits: how many may be out, how many are, and who waits.
 #[derive(Debug)]
@@ -19,10 +22,13 @@ pub(super) struct Permits {
 struct State {
     limit: u32,
     in_flight: u32,
-    /// Waiters still waiting (the queue also holds the ones that left or
-    /// were granted, skipped when met).
+    /// Waiters still waiting (the queues also hold the ones that left,
+    /// skipped when met).
     waiting: u32,
-    queue: VecDeque<Arc<Waiter>>,
+    /// The waiters by lane, served in order (see [`next_lane`]).
+    queue: [VecDeque<Arc<Waiter>>; Lane::COUNT],
+    /// Interactive grants since the last batch one, while batch waits.
+    since_batch: u32,
 }
 
 /// One call waiting for a permit.
@@ -68,7 +74,13 @@ impl Permits {
                 limit,
                 in_flight: 0,
                 waiting: 0,
-                queue: VecDeque::new(),
+                queue: [
+                    VecDeque::new(),
+                    VecDeque::new(),
+                    VecDeque::new(),
+                    VecDeque::new(),
+                ],
+                since_batch: 0,
             }),
         }
     }
@@ -85,9 +97,9 @@ impl Permits {
         }
     }
 
-    /// Takes a permit if one is free, or queues for one: the waiter to
-    /// poll (or block on) until it is handed one.
-    pub(super) fn acquire(&self) -> Result<(), Waiting<'_>> {
+    /// Takes a permit if one is free, or queues for one in `lane`: the
+    /// waiter to poll (or block on) until it is handed one.
+    pub(super) fn acquire(&self, lane: Lane) -> Result<(), Waiting<'_>> {
         let mut state = lock(&self.state);
         if state.waiting == 0 && state.in_flight < state.limit {
             state.in_flight += 1;
@@ -97,7 +109,7 @@ impl Permits {
             state: AtomicU8::new(WAITING),
             wake: Mutex::new(Wake::None),
         });
-        state.queue.push_back(Arc::clone(&waiter));
+        state.queue[usize::from(lane.0)].push_back(Arc::clone(&waiter));
         state.waiting += 1;
         Err(Waiting {
             permits: self,
@@ -130,14 +142,21 @@ impl Permits {
     }
 }
 
-/// Hands free permits to the waiters at the front of the queue.
+/// Hands free permits to the waiters at the front of the queues.
 #[inline]
 fn grant(state: &mut State) {
-    if state.queue.is_empty() {
+    if state.waiting == 0 {
+        // Only waiters that left, if any: forget them.
+        if state.queue.iter().any(|lane| !lane.is_empty()) {
+            state.queue.iter_mut().for_each(VecDeque::clear);
+        }
         return;
     }
     while state.in_flight < state.limit {
-        let Some(waiter) = state.queue.pop_front() else {
+        let Some(lane) = next_lane(state) else {
+            return;
+        };
+        let Some(waiter) = state.queue[lane].pop_front() else {
             return;
         };
         if waiter
@@ -150,14 +169,41 @@ fn grant(state: &mut State) {
             waiter.wake();
         }
     }
-    // No permit free: drop the gone waiters at the front, so a queue of
-    // calls that gave up does not grow without bound.
-    while state
-        .queue
-        .front()
-        .is_some_and(|waiter| waiter.state.load(Ordering::Acquire) == GONE)
-    {
-        state.queue.pop_front();
+}
+
+/// The lane the next permit goes to: the first with a waiter, interactive
+/// before batch and tasks in progress before new ones, but for one grant
+/// in [`BATCH_FLOOR`](super::Concurrency::BATCH_FLOOR) that goes to batch
+/// while both classes wait. Drops the waiters that left from the fronts.
+fn next_lane(state: &mut State) -> Option<usize> {
+    for lane in &mut state.queue {
+        while lane
+            .front()
+            .is_some_and(|waiter| waiter.state.load(Ordering::Acquire) == GONE)
+        {
+            lane.pop_front();
+        }
+    }
+    let first = |lanes: std::ops::Range<usize>, queue: &[VecDeque<Arc<Waiter>>]| {
+        lanes.into_iter().find(|&lane| !queue[lane].is_empty())
+    };
+    let interactive = first(0..Lane::FIRST_BATCH, &state.queue);
+    let batch = first(Lane::FIRST_BATCH..Lane::COUNT, &state.queue);
+    match (interactive, batch) {
+        (Some(interactive), Some(batch)) => {
+            if state.since_batch + 1 >= super::Concurrency::BATCH_FLOOR {
+                state.since_batch = 0;
+                Some(batch)
+            } else {
+                state.since_batch += 1;
+                Some(interactive)
+            }
+        }
+        (Some(lane), None) | (None, Some(lane)) => {
+            state.since_batch = 0;
+            Some(lane)
+        }
+        (None, None) => None,
     }
 }
 
@@ -258,9 +304,9 @@ mod tests {
     #[test]
     fn permits_go_to_waiters_in_the_order_they_came() {
         let permits = Permits::new(1);
-        assert!(permits.acquire().is_ok());
-        let mut first = permits.acquire().unwrap_err();
-        let mut second = permits.acquire().unwrap_err();
+        assert!(permits.acquire(Lane(1)).is_ok());
+        let mut first = permits.acquire(Lane(1)).unwrap_err();
+        let mut second = permits.acquire(Lane(1)).unwrap_err();
         let (flag, waker) = waker();
         let mut cx = Context::from_waker(&waker);
         assert!(first.poll_granted(&mut cx).is_pending());
@@ -283,11 +329,59 @@ mod tests {
     }
 
     #[test]
+    fn tasks_in_progress_go_first_interactive_before_batch_with_a_floor() {
+        let permits = Permits::new(1);
+        assert!(permits.acquire(Lane(1)).is_ok());
+        let (_flag, waker) = waker();
+        let mut cx = Context::from_waker(&waker);
+        // Arrived in this order: a new batch task, a new interactive one,
+        // an interactive one in progress, a batch one in progress.
+        let mut waiters: Vec<_> = [3, 1, 0, 2]
+            .map(|lane| (lane, permits.acquire(Lane(lane)).unwrap_err()))
+            .into_iter()
+            .collect();
+        let mut served = Vec::new();
+        for _ in 0..4 {
+            let _ = permits.release();
+            let at = waiters
+                .iter_mut()
+                .position(|(_, waiter)| waiter.poll_granted(&mut cx).is_ready())
+                .unwrap();
+            served.push(waiters.remove(at).0);
+        }
+        assert_eq!(served, [0, 1, 2, 3]);
+
+        // 30 interactive waiters and 5 batch: one grant in ten is batch.
+        let mut waiters: Vec<_> = (0..35)
+            .map(|n| {
+                let lane = if n < 5 { 2 } else { 0 };
+                (lane, permits.acquire(Lane(lane)).unwrap_err())
+            })
+            .collect();
+        let mut served = Vec::new();
+        for _ in 0..30 {
+            let _ = permits.release();
+            let at = waiters
+                .iter_mut()
+                .position(|(_, waiter)| waiter.poll_granted(&mut cx).is_ready())
+                .unwrap();
+            served.push(waiters.remove(at).0);
+        }
+        let batch: Vec<usize> = served
+            .iter()
+            .enumerate()
+            .filter(|&(_, &lane)| lane == 2)
+            .map(|(at, _)| at)
+            .collect();
+        assert_eq!(batch, [9, 19, 29]);
+    }
+
+    #[test]
     fn a_waiter_dropped_after_its_grant_hands_the_permit_on() {
         let permits = Permits::new(1);
-        assert!(permits.acquire().is_ok());
-        let first = permits.acquire().unwrap_err();
-        let mut second = permits.acquire().unwrap_err();
+        assert!(permits.acquire(Lane(1)).is_ok());
+        let first = permits.acquire(Lane(1)).unwrap_err();
+        let mut second = permits.acquire(Lane(1)).unwrap_err();
         let _ = permits.release();
         // Granted to `first`, which gives up before it sees it.
         drop(first);
@@ -303,22 +397,24 @@ mod tests {
     #[test]
     fn waiters_that_leave_free_their_place() {
         let permits = Permits::new(1);
-        assert!(permits.acquire().is_ok());
-        let waiters: Vec<_> = (0..1000).map(|_| permits.acquire().unwrap_err()).collect();
+        assert!(permits.acquire(Lane(1)).is_ok());
+        let waiters: Vec<_> = (0..1000)
+            .map(|_| permits.acquire(Lane(1)).unwrap_err())
+            .collect();
         assert_eq!(permits.counts(), (1, 1, 1000));
         drop(waiters);
         assert_eq!(permits.counts(), (1, 1, 0));
         let _ = permits.release();
         assert_eq!(permits.counts(), (1, 0, 0));
-        assert!(lock(&permits.state).queue.is_empty());
+        assert!(lock(&permits.state).queue.iter().all(VecDeque::is_empty));
         assert!(permits.try_acquire().is_some());
     }
 
     #[test]
     fn a_raised_limit_hands_permits_to_waiters_and_a_lowered_one_waits_for_releases() {
         let permits = Permits::new(1);
-        assert!(permits.acquire().is_ok());
-        let mut waiter = permits.acquire().unwrap_err();
+        assert!(permits.acquire(Lane(1)).is_ok());
+        let mut waiter = permits.acquire(Lane(1)).unwrap_err();
         permits.set_limit(2);
         let (_flag, waker) = waker();
         assert!(
@@ -337,13 +433,13 @@ mod tests {
     #[test]
     fn a_blocked_thread_is_handed_a_permit_or_leaves_at_its_time() {
         let permits: &'static Permits = Box::leak(Box::new(Permits::new(1)));
-        assert!(permits.acquire().is_ok());
-        let waiter = permits.acquire().unwrap_err();
+        assert!(permits.acquire(Lane(1)).is_ok());
+        let waiter = permits.acquire(Lane(1)).unwrap_err();
         assert!(!waiter.wait_until(Some(Instant::now())));
         assert_eq!(permits.counts(), (1, 1, 0));
         let handle = std::thread::spawn(move || {
             permits
-                .acquire()
+                .acquire(Lane(1))
                 .map_or_else(|waiting| waiting.wait_until(None), |()| true)
         });
         while permits.counts().2 == 0 {
