@@ -4,7 +4,7 @@
 //! task, and interactive tasks before batch ones.
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
@@ -12,6 +12,33 @@ use crate::Concurrency;
 
 tokio::task_local! {
     static TASK: Arc<TaskState>;
+}
+
+/// Tasks running in the process: while none does, a call looks up no
+/// task (one relaxed load, rather than a task-local's lookup three times
+/// an attempt).
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts a running task from its start to its end, unwinding included.
+struct Running;
+
+impl Running {
+    fn start() -> Self {
+        RUNNING.fetch_add(1, Ordering::Relaxed);
+        Self
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Whether a task may run on this thread.
+#[inline]
+fn any() -> bool {
+    RUNNING.load(Ordering::Relaxed) != 0
 }
 
 /// What the scope of a running task holds.
@@ -129,6 +156,7 @@ impl Task {
     pub fn run<F: Future>(self, task: F) -> impl Future<Output = F::Output> {
         InTask {
             state: Arc::new(self.state(true)),
+            _running: Running::start(),
             task,
         }
     }
@@ -142,6 +170,7 @@ impl Task {
     /// assert_eq!(n, 4);
     /// ```
     pub fn run_blocking<R>(self, task: impl FnOnce() -> R) -> R {
+        let _running = Running::start();
         TASK.sync_scope(Arc::new(self.state(false)), task)
     }
 
@@ -160,6 +189,7 @@ pin_project_lite::pin_project! {
     /// back the permits kept for a next call that did not come.
     struct InTask<F> {
         state: Arc<TaskState>,
+        _running: Running,
         #[pin]
         task: F,
     }
@@ -203,7 +233,11 @@ impl Lane {
 }
 
 /// The lane of a call made now, on this thread, in this task.
+#[inline]
 pub(crate) fn lane() -> Lane {
+    if !any() {
+        return Lane(1);
+    }
     TASK.try_with(|task| {
         let class = match task.priority {
             Priority::Interactive => 0,
@@ -216,13 +250,22 @@ pub(crate) fn lane() -> Lane {
 }
 
 /// A call of the running task was admitted: the task is in progress.
+#[inline]
 pub(crate) fn admitted() {
+    if !any() {
+        return;
+    }
     let _ = TASK.try_with(|task| task.in_progress.store(true, Ordering::Relaxed));
 }
 
 /// A call's attempt ended holding a permit of `concurrency`: kept for the
 /// running task's next call in this poll, or given back.
+#[inline]
 pub(crate) fn give_back(concurrency: &'static Concurrency) {
+    if !any() {
+        concurrency.release();
+        return;
+    }
     let kept = TASK
         .try_with(|task| {
             if task.keeps {
@@ -237,7 +280,11 @@ pub(crate) fn give_back(concurrency: &'static Concurrency) {
 }
 
 /// Takes a permit of `concurrency` the running task kept, if it has one.
+#[inline]
 pub(crate) fn take_kept(concurrency: &'static Concurrency) -> bool {
+    if !any() {
+        return false;
+    }
     TASK.try_with(|task| {
         let mut kept = task.kept();
         match kept.iter().position(|&k| std::ptr::eq(k, concurrency)) {

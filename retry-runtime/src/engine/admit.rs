@@ -326,6 +326,18 @@ impl<'p> Engine<'p> {
         self.permit
     }
 
+    /// An attempt that held a permit ended with `outcome`: an adaptive
+    /// limit hears of it (see [`Concurrency::adaptive`](crate::Concurrency::adaptive)).
+    #[inline]
+    pub(crate) fn sample_permit(&self, outcome: crate::SampleOutcome) {
+        if self.permit
+            && let Some(concurrency) = self.policy.get_concurrency()
+            && concurrency.get_adaptive().is_some()
+        {
+            concurrency.sampled(outcome);
+        }
+    }
+
     /// Gives back the call's concurrency permit, if it holds one: its
     /// attempt ended (or will not be made), or the call is dropped.
     #[inline]

@@ -107,6 +107,19 @@ impl Engine<'_> {
         let class = error.classify();
         let hint = error.retry_after();
         if has_guards(self.policy) {
+            if self.permit {
+                let outcome = if class == ErrorClass::RateLimited || error.signals().is_overloaded()
+                {
+                    Some(crate::SampleOutcome::Overloaded)
+                } else if self.has(TIMED_OUT) {
+                    Some(crate::SampleOutcome::Dropped)
+                } else {
+                    None
+                };
+                if let Some(outcome) = outcome {
+                    self.sample_permit(outcome);
+                }
+            }
             self.release_permit();
         }
         if self.policy.has_observers() {

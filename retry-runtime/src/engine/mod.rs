@@ -310,6 +310,9 @@ impl<'p> Engine<'p> {
     fn succeeded_otherwise(&mut self) {
         self.attempts = self.attempts.saturating_add(1);
         if has_guards(self.policy) {
+            if self.permit {
+                self.sample_permit(crate::SampleOutcome::Ok);
+            }
             self.release_permit();
             if self.policy.has_observers() {
                 self.tell_guards(self.attempts, AttemptResult::Success, Signals::NONE);

@@ -178,6 +178,18 @@ impl AdaptiveLimit {
         }
     }
 
+    /// The limit it starts at: `initial` held to `[min, max]`.
+    ///
+    /// ```
+    /// use tenacious::AdaptiveLimit;
+    ///
+    /// assert_eq!(AdaptiveLimit::new(5000).get_initial(), 1000);
+    /// ```
+    #[must_use]
+    pub const fn get_initial(&self) -> u32 {
+        clamp(self.initial, self.min, self.max)
+    }
+
     /// The least limit, however often the provider refuses. Default
     /// [`MIN`](AdaptiveLimit::MIN), 1; 0 is taken as 1 (a limit of 0
     /// would admit nothing, and so never hear anything to raise it).

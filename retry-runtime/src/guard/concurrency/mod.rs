@@ -11,7 +11,7 @@ use crate::clock::{MIN_ATTEMPT, saturating_nanos};
 use crate::guard::LONGEST_HOLD;
 use crate::stats::{GuardRecord, GuardStats, guard_name};
 use crate::task::Lane;
-use crate::{Admit, NextAttempt, PendingAdmit, StopReason};
+use crate::{AdaptiveLimit, Admit, NextAttempt, PendingAdmit, Sample, SampleOutcome, StopReason};
 use queue::Permits;
 
 /// A shared concurrency limit: at most [`limit`](Concurrency::limit)
@@ -95,6 +95,8 @@ pub struct Concurrency {
     /// Nanoseconds; `u64::MAX`: the policy's `max_retry_after`.
     max_wait: u64,
     pub(crate) record: GuardRecord,
+    /// The limit it follows, learnt from how its attempts end.
+    adaptive: Option<&'static AdaptiveLimit>,
     /// Bound to a store (feature `redis`): the fleet's permits, as leases.
     pub(crate) shared: crate::store::StoreSlot<dyn crate::store::ConcurrencyStore>,
 }
@@ -121,7 +123,63 @@ impl Concurrency {
             permits: ManuallyDrop::new(Permits::new(limit)),
             max_wait: u64::MAX,
             record: GuardRecord::new("concurrency", "concurrency"),
+            adaptive: None,
             shared: crate::store::StoreSlot::new(),
+        }
+    }
+
+    /// A limit that follows `limit`, an [`AdaptiveLimit`] told how each
+    /// attempt holding a permit ended, for a provider whose cap is not
+    /// known: it starts at the adaptive limit's start, and after each
+    /// attempt is what the adaptive limit says. An attempt answered with a
+    /// rate limit or an overload (a `RateLimited` error, or
+    /// [`Signals::is_overloaded`](crate::Signals::is_overloaded)) is an
+    /// [`Overloaded`](crate::SampleOutcome::Overloaded) sample, one that
+    /// ran out of its `timeout` a
+    /// [`Dropped`](crate::SampleOutcome::Dropped) one, a success an
+    /// [`Ok`](crate::SampleOutcome::Ok) one; another failure (a 500, a
+    /// reset) says nothing of the cap and is no sample, nor is a call
+    /// dropped mid-attempt. The attempts in flight of a sample are this
+    /// limit's when the attempt ended. The engine does not time attempts
+    /// (it would grow every retried future), so its samples carry no
+    /// latency and the adaptive limit's latency guard stays idle: it
+    /// follows the refusals, its AIMD with a ceiling (feed it samples by
+    /// hand, with [`AdaptiveLimit::sample`], for the latency guard).
+    /// Per process: bound to a store, the fleet's limit is its settings'.
+    ///
+    /// ```
+    /// use tenacious::{AdaptiveLimit, Concurrency, Policy};
+    ///
+    /// static LEARNT: AdaptiveLimit = AdaptiveLimit::new(20);
+    /// static PROVIDER: Concurrency = Concurrency::adaptive(&LEARNT);
+    /// const POLICY: Policy = Policy::new().concurrency(&PROVIDER);
+    ///
+    /// assert_eq!(PROVIDER.limit(), 20);
+    /// ```
+    #[must_use]
+    pub const fn adaptive(limit: &'static AdaptiveLimit) -> Self {
+        let mut concurrency = Self::new(limit.get_initial());
+        concurrency.adaptive = Some(limit);
+        concurrency
+    }
+
+    /// The adaptive limit it follows, if any.
+    #[must_use]
+    pub const fn get_adaptive(&self) -> Option<&'static AdaptiveLimit> {
+        self.adaptive
+    }
+
+    /// Tells the adaptive limit, if it follows one, how an attempt that
+    /// held a permit ended, and takes up the limit it gives.
+    pub(crate) fn sampled(&self, outcome: SampleOutcome) {
+        let Some(adaptive) = self.adaptive else {
+            return;
+        };
+        let (limit, in_flight, _) = self.permits.counts();
+        adaptive.sample(Sample::new(Duration::ZERO, in_flight, outcome));
+        let learnt = adaptive.limit();
+        if learnt != limit {
+            self.set_limit(learnt);
         }
     }
 
