@@ -526,6 +526,7 @@ fn cost_rank(strategy: Strategy) -> u8 {
         Strategy::Breaker => 4,
         Strategy::Backoff => 5,
         Strategy::Cooldown => 6,
+        Strategy::Admission => 7,
     }
 }
 
