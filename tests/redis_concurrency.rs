@@ -19,15 +19,15 @@
 //! times they measure.
 #![cfg(feature = "redis")]
 
+#[path = "support/child.rs"]
+mod child;
 #[path = "support/redis_server.rs"]
 mod redis_server;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -35,6 +35,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
 use redis_server::RedisServer;
+
+type Proc = child::Proc<Counts>;
 use tenacious::redis::{CONCURRENCY_LEASE, Store, StoreConfig};
 use tenacious::{Concurrency, HttpError, Policy};
 
@@ -349,86 +351,6 @@ async fn child(role: &str, base: &str, redis: &str, name: &str) -> Counts {
 
 // --------------------------------------------------------------- parent
 
-/// A child process, killed when dropped if still running.
-struct Proc {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-    result: Option<Counts>,
-}
-
-impl Proc {
-    fn spawn(spec: &str) -> Self {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", CHILD_TEST, "--nocapture", "--test-threads", "1"])
-            .env(CHILD, spec)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the test binary runs again");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("piped");
-        let (send, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if send.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        Self {
-            child,
-            stdin,
-            lines,
-            result: None,
-        }
-    }
-
-    fn ready(&mut self) -> bool {
-        let mut ready = false;
-        while let Ok(line) = self.lines.try_recv() {
-            ready |= line.ends_with("READY");
-            if let Some(counts) = Counts::parse(&line) {
-                self.result = Some(counts);
-            }
-        }
-        ready
-    }
-
-    fn go(&mut self) {
-        let mut stdin = self.stdin.take().expect("go once");
-        stdin.write_all(b"go\n").unwrap();
-    }
-
-    fn finished(&mut self) -> Option<Counts> {
-        let status = self.child.try_wait().unwrap()?;
-        assert!(status.success(), "a child failed: {status}");
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
-            if let Some(counts) = Counts::parse(&line) {
-                self.result = Some(counts);
-            }
-        }
-        Some(self.result.expect("the child printed its counts"))
-    }
-
-    /// SIGKILL: no destructor, no renewal, no release.
-    fn kill9(&mut self) {
-        self.child.kill().unwrap();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-    }
-}
-
 fn name(run: &str) -> String {
     static RUNS: AtomicU64 = AtomicU64::new(0);
     format!(
@@ -462,7 +384,10 @@ async fn ready(
     name: &str,
 ) -> Vec<Proc> {
     let mut procs: Vec<Proc> = (0..n)
-        .map(|_| Proc::spawn(&format!("{role} {} {} {name}", server.base, redis.url())))
+        .map(|_| {
+            let spec = format!("{role} {} {} {name}", server.base, redis.url());
+            Proc::spawn(CHILD_TEST, CHILD, &spec, Counts::parse)
+        })
         .collect();
     let started = Instant::now();
     let mut ready = vec![false; n];

@@ -30,6 +30,8 @@
 //! On the real clock; the tests assert counts, never durations.
 #![cfg(feature = "redis")]
 
+#[path = "support/child.rs"]
+mod child;
 #[path = "support/quota_server.rs"]
 mod quota_server;
 #[path = "support/redis_server.rs"]
@@ -37,15 +39,15 @@ mod redis_server;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
 use quota_server::QuotaServer;
 use redis_server::RedisServer;
+
+type Proc = child::Proc<Counts>;
 use tenacious::redis::{Store, StoreConfig};
 use tenacious::{Cooldown, HttpError, Policy, RetryBudget, Throttle, rate_limits};
 
@@ -312,87 +314,6 @@ async fn join_all<F: Future<Output = ()>>(futures: impl Iterator<Item = F>) {
 
 // --------------------------------------------------------------- parent
 
-/// A child process, killed if it is still running when dropped (the
-/// parent panicked), and the lines it printed.
-struct Proc {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-    result: Option<Counts>,
-}
-
-impl Proc {
-    fn spawn(spec: &str) -> Self {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", CHILD_TEST, "--nocapture", "--test-threads", "1"])
-            .env(CHILD, spec)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the test binary runs again");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("piped");
-        let (send, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if send.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        Self {
-            child,
-            stdin,
-            lines,
-            result: None,
-        }
-    }
-
-    /// Whether it printed `READY` (reading what came so far).
-    fn ready(&mut self) -> bool {
-        let mut ready = false;
-        while let Ok(line) = self.lines.try_recv() {
-            // After libtest's `test fleet_child ... `, on its line.
-            ready |= line.ends_with("READY");
-            self.read(&line);
-        }
-        ready
-    }
-
-    fn read(&mut self, line: &str) {
-        if let Some(counts) = Counts::parse(line) {
-            self.result = Some(counts);
-        }
-    }
-
-    fn go(&mut self) {
-        let mut stdin = self.stdin.take().expect("go once");
-        stdin.write_all(b"go\n").unwrap();
-    }
-
-    /// Its counts, once it exited: `None` while it runs.
-    fn finished(&mut self) -> Option<Counts> {
-        let status = self.child.try_wait().unwrap()?;
-        assert!(status.success(), "a child failed: {status}");
-        // What it printed before exiting: the pipe closes with it.
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
-            self.read(&line);
-        }
-        Some(self.result.expect("the child printed its counts"))
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-    }
-}
-
 /// A run id no other run of this test binary shares.
 fn run_id(role: Role) -> String {
     static RUNS: AtomicU64 = AtomicU64::new(0);
@@ -408,7 +329,10 @@ fn run_id(role: Role) -> String {
 async fn fleet(role: Role, url: &str, redis: &RedisServer) -> Vec<Counts> {
     let run = run_id(role);
     let mut procs: Vec<Proc> = (0..PROCESSES)
-        .map(|_| Proc::spawn(&format!("{role} {url} {} {run}", redis.url())))
+        .map(|_| {
+            let spec = format!("{role} {url} {} {run}", redis.url());
+            Proc::spawn(CHILD_TEST, CHILD, &spec, Counts::parse)
+        })
         .collect();
     let tick = Duration::from_millis(10);
     let mut waited = Duration::ZERO;
