@@ -565,3 +565,39 @@ async fn a_tasks_permit_is_kept_for_its_next_call_in_the_same_poll_and_no_longer
     assert_eq!(waited - start, Duration::from_millis(10));
     assert_eq!(KEPT.in_flight(), 0);
 }
+
+static REENTERED: Concurrency = Concurrency::new(1);
+
+#[retry(max = 2, concurrency = REENTERED)]
+async fn inner_call() -> Result<u32, CallError> {
+    Ok(1)
+}
+
+#[retry(max = 2, concurrency = REENTERED)]
+async fn outer_call() -> Result<u32, CallError> {
+    // Nested under the same limit of one: it goes on this attempt's
+    // permit, rather than wait for it (for `max_retry_after`, 120 s).
+    Ok(inner_call().await? + 1)
+}
+
+#[retry(max = 2, concurrency = REENTERED)]
+fn inner_blocking() -> Result<u32, CallError> {
+    Ok(1)
+}
+
+#[retry(max = 2, concurrency = REENTERED)]
+fn outer_blocking() -> Result<u32, CallError> {
+    Ok(inner_blocking()? + 1)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_nested_under_the_same_limit_goes_on_its_callers_permit() {
+    let start = Instant::now();
+    assert_eq!(outer_call().await, Ok(2));
+    assert_eq!(start.elapsed(), Duration::ZERO);
+    assert_eq!(REENTERED.in_flight(), 0);
+    let blocking = std::thread::spawn(outer_blocking).join().unwrap();
+    assert_eq!(blocking, Ok(2));
+    assert_eq!(REENTERED.in_flight(), 0);
+    assert_eq!(REENTERED.stats().stopped, 0);
+}

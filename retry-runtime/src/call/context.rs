@@ -141,6 +141,21 @@ pub(crate) fn in_attempt() -> bool {
     with_current(|_| ()).is_some()
 }
 
+/// Whether the attempt running on this thread, in this task, holds a
+/// permit of `concurrency`: a call nested in it under the same limit goes
+/// on that permit, rather than wait for one its own caller holds.
+pub(crate) fn attempt_holds(concurrency: &'static crate::Concurrency) -> bool {
+    with_current(|frame| {
+        frame.engine.holds_permit()
+            && frame
+                .engine
+                .policy()
+                .get_concurrency()
+                .is_some_and(|held| ptr::eq(held, concurrency))
+    })
+    .unwrap_or(false)
+}
+
 /// Points this thread's context at a frame until the scope ends, then
 /// restores the one before (so attempts nest, and a panicking attempt does
 /// not leave its frame behind).

@@ -20,6 +20,11 @@ pub(super) fn permit_at_once(engine: &mut Engine<'_>) -> bool {
         return false;
     }
     match policy.get_concurrency() {
+        // Nested in an attempt that holds a permit of the same limit.
+        Some(concurrency) if crate::call::context::attempt_holds(concurrency) => {
+            engine.paced();
+            true
+        }
         Some(concurrency) if crate::task::take_kept(concurrency) || concurrency.try_acquire() => {
             engine.take_permit();
             crate::task::admitted();
@@ -49,7 +54,10 @@ pub(super) fn poll_permit(
     let Some(concurrency) = engine.policy().get_concurrency() else {
         return Poll::Ready(false);
     };
-    if engine.holds_permit() || engine.stop_reason().is_some() {
+    if engine.holds_permit()
+        || engine.stop_reason().is_some()
+        || crate::call::context::attempt_holds(concurrency)
+    {
         return Poll::Ready(false);
     }
     let (admit, waited) = if let Some(waiting) = pending {
@@ -77,7 +85,10 @@ pub(super) fn permit_blocking(engine: &mut Engine<'_>, held: u8) -> bool {
     let Some(concurrency) = engine.policy().get_concurrency() else {
         return false;
     };
-    if engine.holds_permit() || engine.stop_reason().is_some() {
+    if engine.holds_permit()
+        || engine.stop_reason().is_some()
+        || crate::call::context::attempt_holds(concurrency)
+    {
         return false;
     }
     if crate::task::take_kept(concurrency) || concurrency.try_acquire() {
