@@ -6,10 +6,12 @@
 //! `redis-server` of the test's own.
 //!
 //! - Bound to one name, the limit of `CAP` holds the whole fleet to `CAP`
-//!   requests in flight: no 429, and the server kept busy (goodput, the
-//!   share of `CAP × time` the server spent serving, printed). Each
-//!   process's own limit of `CAP` (not bound) lets the fleet reach up to
-//!   `PROCESSES × CAP` and get 429s.
+//!   requests in flight: no 429, and the server kept nearly as busy as one
+//!   process with all the tasks and its own limit keeps it (goodput, the
+//!   share of `CAP × time` the server spent serving, printed for both;
+//!   `TENACIOUS_CAP_SERVICE_MS=100` measures it with 100 ms requests).
+//!   Each process's own limit of `CAP` (not bound) lets the fleet reach up
+//!   to `PROCESSES × CAP`.
 //! - A process killed with SIGKILL while it holds leases gives them back
 //!   within the lease (`CONCURRENCY_LEASE`, 2 s): the fleet's leases in
 //!   Redis fall to none, and a fleet started meanwhile finishes its work
@@ -471,6 +473,13 @@ async fn a_limit_shared_through_redis_holds_the_fleet_to_its_cap_and_per_process
     let (local, _) = finish(&mut start(PROCESSES, "local", &own, &redis, &name("own")).await).await;
     let own_time = started.elapsed();
 
+    // The harness's ceiling: one process with the fleet's tasks, its own
+    // limit of CAP, no Redis.
+    let alone = Server::start().await;
+    let (solo, solo_done) =
+        finish(&mut start(1, "solo", &alone, &redis, &name("solo")).await).await;
+    let ceiling = alone.goodput(solo_done);
+
     let server = Server::start().await;
     let started = Instant::now();
     let run = name("shared");
@@ -483,15 +492,18 @@ async fn a_limit_shared_through_redis_holds_the_fleet_to_its_cap_and_per_process
     println!(
         "own limits: {} in flight at most (the route uncapped), {own_time:?}; \
          shared: {} in flight at most, {} 429s in {} requests, {shared_time:?}, goodput {:.1} % \
-         of what {CAP} in flight allows ({calls} calls: {PROCESSES} processes × {TASKS} tasks \
-         × {CALLS})",
+         of what {CAP} in flight allows, one process's own limit {:.1} % ({calls} calls: \
+         {PROCESSES} processes × {TASKS} tasks × {CALLS}, {:?} a request)",
         most(&own),
         most(&server),
         shared.rejected,
         shared.attempts,
         goodput * 100.0,
+        ceiling * 100.0,
+        service(),
     );
     assert_eq!(local.completed, calls);
+    assert_eq!(solo.completed, calls);
     assert_eq!(shared.completed, calls);
     // Measured: 32 every run.
     assert!(
@@ -506,17 +518,19 @@ async fn a_limit_shared_through_redis_holds_the_fleet_to_its_cap_and_per_process
     );
     assert_eq!(shared.rejected, 0, "no 429 under the shared limit");
     assert_eq!(shared.attempts, calls);
-    // Measured alone: 81–84 % here, where one process's own limit on the
-    // same harness reaches 87.6 % (its client and server share 2 cores
-    // with the others); with 100 ms requests 96.7 % and 97.3 % (the ignored
-    // measurement below). Beside this binary's other tests, 75 %: the
-    // bound is for a busy machine, and would catch a fleet that idles
-    // between leases (polls every 25 ms gave 75 % alone, 6 tasks a
-    // process).
+    // Measured alone (20 ms requests): 81–84 % shared, where one
+    // process's own limit on the same harness reaches 87.6 % (its client
+    // and server share 2 cores with the others); with
+    // TENACIOUS_CAP_SERVICE_MS=100, 96.7 % and 97.3 %. The bound leaves
+    // room for this binary's other tests running beside it, and would
+    // catch a fleet that idles between leases (polls every 25 ms gave
+    // 75 % alone, with 6 tasks a process).
     assert!(
-        goodput >= 0.6,
-        "the shared limit keeps the server busy: {:.1} %",
-        goodput * 100.0
+        goodput >= 0.8 * ceiling,
+        "the shared limit keeps the server nearly as busy as one process's own: {:.1} % \
+         against {:.1} %",
+        goodput * 100.0,
+        ceiling * 100.0
     );
     no_leases_left(&redis, &run).await;
 }
@@ -692,29 +706,4 @@ async fn a_hostile_process_counter_in_redis_is_decided_in_process_not_a_panic() 
     assert_eq!(HOSTILE.in_flight(), 0);
     assert!(store.stats().local_decisions >= 3);
     assert_eq!(leases(&redis, &run), 0);
-}
-
-/// The goodput of the shared limit against one process's own limit on
-/// the same harness (one process with every task: no Redis, no other
-/// process), at each request's service time: `TENACIOUS_CAP_SERVICE_MS=100
-/// cargo test --features redis --test redis_concurrency -- --ignored
-/// --nocapture`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a measurement: prints, asserts nothing beyond the counts"]
-async fn goodput_of_a_shared_limit_against_one_process() {
-    let redis = RedisServer::start();
-    for role in ["solo", "shared"] {
-        let server = Server::start().await;
-        let processes = if role == "solo" { 1 } else { PROCESSES };
-        let (counts, first_done) =
-            finish(&mut start(processes, role, &server, &redis, &name(role)).await).await;
-        assert_eq!(counts.completed, (PROCESSES * TASKS * CALLS) as u64);
-        println!(
-            "{role}: {processes} process(es), {} in flight at most, goodput {:.1} % of what \
-             {CAP} in flight allows, service {:?}",
-            server.seen.most.load(Ordering::SeqCst),
-            server.goodput(first_done) * 100.0,
-            service()
-        );
-    }
 }

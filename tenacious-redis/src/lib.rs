@@ -70,15 +70,16 @@
 //! back to the fleet: a busy fleet settles at each process's share, and
 //! a lone process can use the whole limit.
 //!
-//! While Redis does not answer, each process keeps to its share of the
-//! limit as of the last count of processes alive it read (every quarter
-//! of a lease): the leases its attempts hold, and permits of its own up
-//! to `⌈limit / processes⌉`, so the fleet stays within the limit (a
-//! process that joined since the others' last count can take them past
-//! it). The leases held through an outage longer than the lease expire in
-//! Redis while their attempts run on: back up, each process counts them
-//! again before it takes any, even past the limit, so the fleet takes no
-//! new one until enough end.
+//! While Redis does not answer, a process that holds leases keeps to
+//! them (it goes on handing them to its own calls), and one that holds
+//! none takes permits of its own up to its share, `⌈limit / processes⌉`,
+//! as of the last count of processes alive it read (every quarter of a
+//! lease): the fleet stays within the limit but for the processes that
+//! held no lease taking their share (a process that joined since the
+//! others' last count counts too). The leases held through an outage
+//! longer than the lease expire in Redis while their attempts run on:
+//! back up, each process counts them again before it takes any, even past
+//! the limit, so the fleet takes no new one until enough end.
 //!
 //! # Keys
 //!

@@ -78,6 +78,17 @@ struct Held {
     local: u32,
 }
 
+impl Held {
+    /// Whether the process may take a permit of its own while Redis does
+    /// not answer: only if it holds no lease (it keeps handing those to
+    /// its own calls), and up to its share. A process that held leases
+    /// when Redis stopped answering keeps to them; the fleet stays within
+    /// the limit but for processes that held none taking their share.
+    fn may_take_local(&self, share: usize) -> bool {
+        self.leases.is_empty() && self.spare.is_empty() && (self.local as usize) < share
+    }
+}
+
 impl SharedConcurrency {
     fn held(&self) -> MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
@@ -143,7 +154,7 @@ impl SharedConcurrency {
             self.publish(&held);
             return true;
         }
-        if !self.link.is_up() && held.leases.len() + (held.local as usize) < self.share() {
+        if !self.link.is_up() && held.may_take_local(self.share()) {
             held.local += 1;
             self.link.local_decision();
             self.publish(&held);
@@ -221,7 +232,7 @@ impl SharedConcurrency {
     /// A permit of the process's share, taken in process.
     fn take_share(&self) -> bool {
         let mut held = self.held();
-        if held.leases.len() + (held.local as usize) < self.share() {
+        if held.may_take_local(self.share()) {
             held.local += 1;
             self.link.local_decision();
             self.publish(&held);

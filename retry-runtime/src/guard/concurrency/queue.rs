@@ -328,6 +328,25 @@ mod tests {
         assert_eq!(permits.counts(), (1, 0, 0));
     }
 
+    /// Releases `n` permits one at a time: the lane of each waiter served.
+    fn serve(
+        permits: &Permits,
+        waiters: &mut Vec<(u8, Waiting<'_>)>,
+        n: usize,
+        cx: &mut Context<'_>,
+    ) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                let _ = permits.release();
+                let at = waiters
+                    .iter_mut()
+                    .position(|(_, waiter)| waiter.poll_granted(cx).is_ready())
+                    .unwrap();
+                waiters.remove(at).0
+            })
+            .collect()
+    }
+
     #[test]
     fn tasks_in_progress_go_first_interactive_before_batch_with_a_floor() {
         let permits = Permits::new(1);
@@ -340,16 +359,7 @@ mod tests {
             .map(|lane| (lane, permits.acquire(Lane(lane)).unwrap_err()))
             .into_iter()
             .collect();
-        let mut served = Vec::new();
-        for _ in 0..4 {
-            let _ = permits.release();
-            let at = waiters
-                .iter_mut()
-                .position(|(_, waiter)| waiter.poll_granted(&mut cx).is_ready())
-                .unwrap();
-            served.push(waiters.remove(at).0);
-        }
-        assert_eq!(served, [0, 1, 2, 3]);
+        assert_eq!(serve(&permits, &mut waiters, 4, &mut cx), [0, 1, 2, 3]);
 
         // 30 interactive waiters and 5 batch: one grant in ten is batch.
         let mut waiters: Vec<_> = (0..35)
@@ -358,15 +368,7 @@ mod tests {
                 (lane, permits.acquire(Lane(lane)).unwrap_err())
             })
             .collect();
-        let mut served = Vec::new();
-        for _ in 0..30 {
-            let _ = permits.release();
-            let at = waiters
-                .iter_mut()
-                .position(|(_, waiter)| waiter.poll_granted(&mut cx).is_ready())
-                .unwrap();
-            served.push(waiters.remove(at).0);
-        }
+        let served = serve(&permits, &mut waiters, 30, &mut cx);
         let batch: Vec<usize> = served
             .iter()
             .enumerate()
